@@ -1,0 +1,193 @@
+"""Settings: environment variables (prefix ``CINESUB_``) plus an optional TOML/YAML config file.
+
+Every threshold of SPEC A5/A9 is a named setting here. Credentials are ``SecretStr``: they are
+never printed (``repr`` masks them), never written by us, and can come from env vars or from a
+Prefect Secret block named in the config (resolved lazily by :func:`resolve_secret`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: The six subtitle languages of the corpus (SPEC A1 gate 5), ISO 639-1.
+LANGUAGES: tuple[str, ...] = ("en", "ar", "id", "fa", "ro", "vi")
+LANGUAGE_NAMES: dict[str, str] = {
+    "en": "English",
+    "ar": "Arabic",
+    "id": "Indonesian",
+    "fa": "Persian",
+    "ro": "Romanian",
+    "vi": "Vietnamese",
+}
+#: The ten rating countries in release order (SPEC A8, A11 "defined country order").
+COUNTRIES: tuple[str, ...] = (
+    "Australia",
+    "Brazil",
+    "France",
+    "Germany",
+    "Netherlands",
+    "Singapore",
+    "South Korea",
+    "Sweden",
+    "United Kingdom",
+    "United States",
+)
+
+
+class Thresholds(BaseModel):
+    """SPEC A5 verification thresholds (defaults are the paper's)."""
+
+    block_lifespan_min: float = Field(15.0, description="flag a single block lasting >= this many minutes")
+    delayed_onset_min: float = Field(5.0, description="flag when the first subtitle starts after this many minutes")
+    runtime_coverage_min_ratio: float = Field(2 / 3, description="flag when last end / runtime < this")
+    macro_interval_min: float = Field(15.0, description="flag a gap >= this many minutes between adjacent blocks")
+    language_min_share: float = Field(0.80, description="flag when the share of text in the expected language < this")
+    span_ratio_min: float = Field(0.65, description="duration audit: span / runtime < this opens inspection")
+    token_ratio_min: float = Field(0.60, description="duration audit: tokens / English tokens < this")
+    entry_ratio_min: float = Field(0.70, description="duration audit: entries / English entries < this")
+    span_vs_english_max_diff: float = Field(0.25, description="duration audit: |span - English span| / English span > this")
+    max_candidates: int = Field(5, description="candidates tried per film and language before giving up")
+
+
+class SafetySettings(BaseModel):
+    """SPEC A9 settings."""
+
+    discrepancy_large: int = Field(5, description="|subtitle count - KIM count| above this is a large discrepancy")
+
+
+class ProviderSettings(BaseModel):
+    opensubtitles_url: str = "https://api.opensubtitles.com/api/v1"
+    subdl_url: str = "https://api.subdl.com/api/v1"
+    opensubtitles_api_key: SecretStr | None = None
+    opensubtitles_username: str | None = None
+    opensubtitles_password: SecretStr | None = None
+    subdl_api_key: SecretStr | None = None
+    #: Prefect Secret block names, used when the value above is not set.
+    opensubtitles_api_key_block: str | None = "opensubtitles-api-key"
+    opensubtitles_password_block: str | None = "opensubtitles-password"
+    subdl_api_key_block: str | None = "subdl-api-key"
+    user_agent: str = "cinesub v0.1"
+    requests_per_second: float = 4.0
+
+
+class InputSettings(BaseModel):
+    """Where a non-sample build reads its inputs (the sample build fills these itself)."""
+
+    sources_dir: Path | None = Field(None, description="review pages and IMDb datasets laid out as docs/sample_world.md")
+    subtitles_dir: Path | None = Field(None, description="local-directory provider root: <tt>/<lang>/<file_id>.srt")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CINESUB_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    home: Path = Field(Path("./var"), description="CINESUB_HOME: state, raw store, releases")
+    languages: tuple[str, ...] = LANGUAGES
+    countries: tuple[str, ...] = COUNTRIES
+    decoder_policy: str = "default"
+    seed: int = 7
+    thresholds: Thresholds = Thresholds()
+    safety: SafetySettings = SafetySettings()
+    providers: ProviderSettings = ProviderSettings()
+    inputs: InputSettings = InputSettings()
+    workers: int = Field(2, description="parallel processes for track processing")
+
+    # -- derived paths -------------------------------------------------------------------------
+    @property
+    def state_db(self) -> Path:
+        return self.home / "state.duckdb"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.home / "raw"
+
+    @property
+    def releases_dir(self) -> Path:
+        return self.home / "releases"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.home / "reports"
+
+    def public_dict(self) -> dict[str, Any]:
+        """Settings without secrets, for hashing and for writing into manifests."""
+        data = self.model_dump(mode="json", exclude={"providers": {
+            "opensubtitles_api_key", "opensubtitles_password", "subdl_api_key", "opensubtitles_username"}})
+        data["home"] = str(self.home)
+        return data
+
+    def config_hash(self) -> str:
+        """Hash of everything that changes outputs (home excluded: moving CINESUB_HOME changes nothing)."""
+        data = self.public_dict()
+        data.pop("home", None)
+        data.pop("workers", None)
+        data.pop("inputs", None)  # input contents are fingerprinted by the stages themselves
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        data = tomllib.loads(text)
+    elif path.suffix in (".yaml", ".yml"):
+        data = yaml.safe_load(text) or {}
+    else:
+        raise ValueError(f"config file must be .toml, .yaml or .yml: {path}")
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {path} must hold a mapping at top level")
+    return data.get("cinesub", data)
+
+
+def load_settings(config: Path | None = None, home: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from (lowest to highest priority): defaults, config file, env vars, arguments."""
+    file_values: dict[str, Any] = _read_config_file(Path(config)) if config else {}
+    env = Settings()  # env vars and defaults
+    env_set = env.model_dump(exclude_unset=True)
+    merged = _deep_merge(file_values, env_set)
+    merged = _deep_merge(merged, overrides)
+    if home is not None:
+        merged["home"] = home
+    elif "home" not in merged and os.environ.get("CINESUB_HOME"):
+        merged["home"] = os.environ["CINESUB_HOME"]
+    settings = Settings.model_validate(merged)
+    settings.home = Path(settings.home).resolve()
+    return settings
+
+
+def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def resolve_secret(value: SecretStr | None, block_name: str | None, env_var: str | None = None) -> str | None:
+    """A credential from the setting, an env var, or a Prefect Secret block (in that order).
+
+    Returns the plain value for the client only; callers must never log it.
+    """
+    if value is not None:
+        return value.get_secret_value()
+    if env_var and os.environ.get(env_var):
+        return os.environ[env_var]
+    if block_name:
+        try:
+            from prefect.blocks.system import Secret
+
+            return Secret.load(block_name).get()
+        except Exception:  # no server, no block: live mode will fail with a clear error later
+            return None
+    return None

@@ -1,0 +1,245 @@
+"""The ``build-cinesub`` Prefect flow: inventory → acquire ⇄ process → cohort → annotate → release.
+
+Tasks pass a small context spec (paths, run id), never large objects: every stage reads and
+writes the state DB under CINESUB_HOME. Acquire and process alternate in rounds: a round
+downloads the next candidate for every film-language whose chain has no clean track yet, and
+processes it (the recovery chain of SPEC A2), until none needs more or the chain is exhausted.
+Rerunning reuses finished work: stages whose fingerprint is unchanged are skipped
+(cinesub/stage.py), downloads already in the raw store are not repeated, tracks already
+processed (same bytes, same processing version) are not reprocessed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from cinesub import __version__
+from cinesub.records import utcnow
+from cinesub.settings import Settings, load_settings
+from cinesub.stage import Stage, StageContext, execute
+from cinesub.state import connect
+
+SAMPLE_GENERATOR_VERSION_FILE = "world.json"
+
+
+def dir_digest(root: Path) -> str:
+    """Digest of a directory tree's file names and bytes (the input snapshot id)."""
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(root)).encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def ensure_sample_world(settings: Settings, seed: int, n_films: int) -> tuple[Path, bool]:
+    """Generate the sample world under CINESUB_HOME once (deterministic); return (dir, reused)."""
+    from cinesub.sample.generate import generate
+
+    target = settings.home / "sample-world" / f"seed{seed}-n{n_films}"
+    marker = target / SAMPLE_GENERATOR_VERSION_FILE
+    if marker.exists():
+        return target, True
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-world-", dir=target.parent))
+    try:
+        generate(tmp, seed=seed, n_films=n_films)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target, False
+
+
+def _ctx(spec: dict[str, Any]) -> StageContext:
+    settings = load_settings(spec.get("config"), Path(spec["home"]))
+    sample_dir = Path(spec["sample_dir"]) if spec.get("sample_dir") else None
+    return StageContext(settings=settings, run_id=spec["run_id"], sample_dir=sample_dir, extra=spec.get("extra", {}))
+
+
+def _run(stage: Stage, spec: dict[str, Any]) -> dict[str, Any]:
+    stats = execute(stage, _ctx(spec), force=spec.get("force", False))
+    try:
+        logger = get_run_logger()
+        logger.info("%s: %s", stage.name, json.dumps({k: v for k, v in stats.items() if k != "funnel"}, default=str))
+    except Exception:  # outside a run context (direct call in tests)
+        pass
+    return stats
+
+
+@task(name="inventory", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
+def inventory_task(spec: dict[str, Any]) -> dict[str, Any]:
+    from flows.stages.inventory import InventoryStage
+
+    return _run(InventoryStage(), spec)
+
+
+@task(name="acquire", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
+def acquire_task(spec: dict[str, Any], round_no: int) -> dict[str, Any]:
+    from flows.stages.acquire import AcquireStage
+
+    return _run(AcquireStage(round_no, search=(round_no == 1)), spec)
+
+
+@task(name="process-tracks", cache_policy=NO_CACHE)
+def process_task(spec: dict[str, Any], round_no: int) -> dict[str, Any]:
+    from flows.stages.process import ProcessStage
+
+    return _run(ProcessStage(round_no), spec)
+
+
+@task(name="select-cohort", cache_policy=NO_CACHE)
+def cohort_task(spec: dict[str, Any]) -> dict[str, Any]:
+    from flows.stages.cohort import CohortStage
+
+    return _run(CohortStage(), spec)
+
+
+@task(name="annotate", cache_policy=NO_CACHE)
+def annotate_task(spec: dict[str, Any]) -> dict[str, Any]:
+    from flows.stages.annotate import AnnotateStage
+
+    return _run(AnnotateStage(), spec)
+
+
+@task(name="release", retries=1, retry_delay_seconds=1, cache_policy=NO_CACHE)
+def release_task(spec: dict[str, Any]) -> dict[str, Any]:
+    from flows.stages.release import ReleaseStage
+
+    return _run(ReleaseStage(), spec)
+
+
+@flow(name="build-cinesub")
+def build_cinesub(
+    sample: bool = True,
+    config: str | None = None,
+    home: str | None = None,
+    sample_seed: int = 7,
+    n_films: int = 40,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Build the subtitle corpus and publish a release; returns the build summary."""
+    settings = load_settings(config, Path(home) if home else None)
+    settings.home.mkdir(parents=True, exist_ok=True)
+    run_id = utcnow().strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    spec: dict[str, Any] = {"config": config, "home": str(settings.home), "run_id": run_id, "force": force,
+                            "extra": {}}
+    if sample:
+        sample_dir, world_reused = ensure_sample_world(settings, sample_seed, n_films)
+        spec["sample_dir"] = str(sample_dir)
+        spec["extra"]["sample_digest"] = dir_digest(sample_dir)
+        spec["extra"]["sample_world_reused"] = world_reused
+    with connect(settings.state_db) as con:
+        con.execute(
+            "INSERT INTO runs VALUES (?, ?, NULL, 'running', ?, ?, ?, NULL)",
+            [run_id, utcnow(), sample, settings.config_hash(), __version__],
+        )
+    stages: dict[str, Any] = {}
+    try:
+        stages["inventory"] = inventory_task(spec)
+        rounds = []
+        for round_no in range(1, settings.thresholds.max_candidates + 1):
+            acq = acquire_task(spec, round_no)
+            proc = process_task(spec, round_no)
+            rounds.append({"round": round_no, "acquire": acq, "process": proc})
+            if proc.get("needing_more", 0) == 0:
+                break
+        stages["rounds"] = rounds
+        stages["cohort"] = cohort_task(spec)
+        stages["annotate"] = annotate_task(spec)
+        stages["release"] = release_task(spec)
+        summary = build_summary(settings, run_id, stages, spec)
+    except BaseException:
+        with connect(settings.state_db) as con:
+            con.execute("UPDATE runs SET status = 'failed', finished_at = ? WHERE run_id = ?", [utcnow(), run_id])
+        raise
+    with connect(settings.state_db) as con:
+        con.execute(
+            "UPDATE runs SET status = 'completed', finished_at = ?, summary = ? WHERE run_id = ?",
+            [utcnow(), json.dumps(summary, default=str), run_id],
+        )
+    try:
+        get_run_logger().info("build summary:\n%s", format_summary(summary))
+    except Exception:
+        pass
+    return summary
+
+
+def build_summary(settings: Settings, run_id: str, stages: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    rel = stages["release"]
+    with connect(settings.state_db, read_only=False) as con:
+        flags_by_layer = dict(
+            con.execute("SELECT layer, count(*) FROM flags GROUP BY 1 ORDER BY 1").fetchall()
+        )
+        selected_flags = dict(
+            con.execute(
+                """SELECT f.layer, count(*) FROM flags f
+                   JOIN selections s ON s.track_id = f.track_id
+                   JOIN film_gates g ON g.imdb_id = s.imdb_id AND g.dropped_at IS NULL
+                   GROUP BY 1 ORDER BY 1"""
+            ).fetchall()
+        )
+        funnel = [
+            {"gate_no": g, "gate": n, "kept": k, "dropped": d, "reasons": json.loads(r) if r else {}}
+            for g, n, k, d, r in con.execute("SELECT * FROM funnel ORDER BY gate_no").fetchall()
+        ]
+        stored_tracks, stored_blobs = con.execute(
+            "SELECT (SELECT count(*) FROM tracks), (SELECT count(*) FROM blobs)").fetchone()
+    downloaded = sum(r["acquire"].get("downloaded", 0) for r in stages["rounds"])
+    reused_blobs = sum(r["acquire"].get("reused_blobs", 0) for r in stages["rounds"])
+    processed = sum(r["process"].get("processed", 0) for r in stages["rounds"])
+    reused_stages = [name for name, st in stages.items() if isinstance(st, dict) and st.get("reused")]
+    return {
+        "run_id": run_id,
+        "home": str(settings.home),
+        "release": {"version": rel.get("version"), "path": rel.get("path"), "new": rel.get("new"),
+                    "change": rel.get("kind")},
+        "films": rel.get("counts", {}).get("films"),
+        "tracks": rel.get("counts", {}).get("tracks"),
+        "entries": rel.get("counts", {}).get("entries"),
+        "flags_by_layer": flags_by_layer,
+        "flags_on_selected_tracks": selected_flags,
+        "funnel": funnel,
+        "work": {
+            "downloaded": downloaded,
+            "reused_raw_bytes": reused_blobs,
+            "tracks_processed": processed,
+            "rounds": len(stages["rounds"]),
+            "tracks_in_state": stored_tracks,
+            "raw_files_in_store": stored_blobs,
+            "reused_stages": reused_stages,
+            "sample_world_reused": spec.get("extra", {}).get("sample_world_reused"),
+        },
+    }
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    rel = s["release"]
+    lines = [
+        f"release {rel['version']} at {rel['path']}"
+        + (" (new, " + str(rel["change"]) + ")" if rel["new"] else " (unchanged: data identical, no new version)"),
+        f"films {s['films']}  tracks {s['tracks']}  entries {s['entries']}",
+        "flags by layer: " + (", ".join(f"{k} {v}" for k, v in s["flags_by_layer"].items()) or "none"),
+        "funnel: " + " → ".join(f"{g['gate']} {g['kept']}" for g in s["funnel"]),
+    ]
+    w = s["work"]
+    lines.append(
+        f"work: {w['downloaded']} downloaded, {w['reused_raw_bytes']} reused from the raw store, "
+        f"{w['tracks_processed']} tracks processed in {w['rounds']} rounds "
+        f"({w['tracks_in_state'] - w['tracks_processed']} processed tracks and "
+        f"{w['raw_files_in_store'] - w['downloaded']} raw files reused from earlier builds); "
+        f"stages reused: {', '.join(w['reused_stages']) or 'none'}"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Pipeline stages, one module each, all defined the one way of :mod:`cinesub.stage`."""

@@ -1,0 +1,74 @@
+"""Stage ``cohort``: the funnel (SPEC A1 gates 1-6, sql/funnel.sql) and the duration-coverage
+audit of every selected track against the English track of the same film (SPEC A5)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+
+from cinesub.stage import Stage, StageContext
+from cinesub.state import sql_text
+from flows.stages.common import selection_views
+from flows.track_processing import flag_rows
+
+AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
+
+
+class CohortStage(Stage):
+    name = "cohort"
+    reads = ("films", "link_reviews", "selections", "ratings", "tracks", "decisions")
+    writes = ("film_gates", "funnel", "flags")
+
+    def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        from validators.duration_audit import audit
+
+        selection_views(con, ctx)
+        con.execute("CREATE OR REPLACE TEMP TABLE wanted_countries (country VARCHAR)")
+        con.executemany("INSERT INTO wanted_countries VALUES (?)", [[c] for c in ctx.settings.countries])
+        con.execute(sql_text("funnel.sql"))
+        con.execute("BEGIN")
+        con.execute("DELETE FROM film_gates")
+        con.execute("INSERT INTO film_gates SELECT kim_id, imdb_id, dropped_at, reason, detail FROM film_gate_eval")
+        con.execute("DELETE FROM funnel")
+        con.execute("INSERT INTO funnel SELECT gate_no, gate, kept, dropped, reasons FROM funnel_now")
+
+        # Duration audit over the selected tracks of cohort films (review flags; never deletes).
+        con.execute(f"DELETE FROM flags WHERE layer IN {AUDIT_LAYERS}")
+        rows = con.execute(
+            """SELECT s.imdb_id, s.language, t.track_id, t.provider, t.file_id, t.first_start_ms,
+                      t.last_end_ms, t.n_entries, t.n_tokens, t.runtime_min
+               FROM selections s
+               JOIN film_gates g ON g.imdb_id = s.imdb_id AND g.dropped_at IS NULL
+               JOIN tracks t ON t.track_id = s.track_id
+               ORDER BY s.imdb_id, s.language"""
+        ).fetchall()
+        by_film: dict[str, dict[str, dict]] = {}
+        for imdb, lang, tid, prov, fid, first, last, n_e, n_t, runtime in rows:
+            by_film.setdefault(imdb, {})[lang] = dict(
+                track_id=tid, provider=prov, file_id=fid, first_start_ms=first, last_end_ms=last,
+                n_entries=n_e, n_tokens=n_t, runtime_min=runtime)
+        n_flags = 0
+        for imdb, tracks in by_film.items():
+            english = tracks.get("en")
+            if english is None:
+                continue
+            for lang, tr in tracks.items():
+                for row in flag_rows(audit(tr, english, tr["runtime_min"], ctx.settings.thresholds)):
+                    if lang == "en" and row["layer"] != "span_ratio":
+                        continue
+                    con.execute(
+                        """INSERT INTO flags (track_id, imdb_id, language, provider, file_id, layer, severity,
+                               value, threshold, detail, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                        [tr["track_id"], imdb, lang, tr["provider"], tr["file_id"], row["layer"], row["severity"],
+                         row["value"], row["threshold"], row["detail"], row["evidence"]],
+                    )
+                    n_flags += 1
+        con.execute("COMMIT")
+        funnel = [
+            {"gate_no": g, "gate": n, "kept": k, "dropped": d, "reasons": json.loads(r) if r else {}}
+            for g, n, k, d, r in con.execute("SELECT * FROM funnel ORDER BY gate_no").fetchall()
+        ]
+        cohort = con.execute("SELECT count(*) FROM film_gates WHERE dropped_at IS NULL").fetchone()[0]
+        return {"cohort_films": cohort, "audit_flags": n_flags, "funnel": funnel}

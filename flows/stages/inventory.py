@@ -1,0 +1,161 @@
+"""Stage ``inventory``: read the review pages and IMDb data (SPEC A1), resolve entities by IMDb
+id, queue disagreeing links for adjudication, and normalise national ratings (SPEC A8).
+
+Every source document is stored in the raw store first (content-addressed) and parsed from
+there, so an inventory can be re-derived from the bytes it was built from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from cinesub.rawstore import RawStore
+from cinesub.records import utcnow
+from cinesub.stage import Stage, StageContext
+from flows.stages.common import sources_root
+
+
+def _norm_title(title: str | None) -> str:
+    t = unicodedata.normalize("NFKD", title or "").encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9]+", " ", t).strip()
+
+
+class InventoryStage(Stage):
+    name = "inventory"
+    version = "1"
+    reads = ("link_reviews",)
+    writes = ("sources", "films", "ratings", "unmapped_ratings")
+
+    def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
+        from flows.build import dir_digest
+
+        root = sources_root(ctx)
+        return {"sources": {d: dir_digest(root / d) if (root / d).is_dir() else None for d in ("kim", "csm", "imdb")}}
+
+    def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        from extractors.sources.csm import parse_csm
+        from extractors.sources.imdb import canonical_imdb_id, parse_imdb_title, read_title_basics, read_title_ratings
+        from extractors.sources.kim import parse_kim
+        from validators.ratings import normalize_certificates
+
+        root = sources_root(ctx)
+        store = RawStore(ctx.settings.raw_dir)
+        source_rows: list[list[Any]] = []
+
+        def keep(source: str, key: str, path: Path, url: str | None) -> str:
+            data = path.read_bytes()
+            sha, _ = store.put(data)
+            source_rows.append([source, key, url, sha, utcnow()])
+            return data.decode("utf-8")
+
+        # --- IMDb datasets ------------------------------------------------------------------
+        basics_path, ratings_path = root / "imdb" / "title.basics.tsv", root / "imdb" / "title.ratings.tsv"
+        keep("imdb_basics", "title.basics.tsv", basics_path, None)
+        keep("imdb_ratings", "title.ratings.tsv", ratings_path, None)
+        basics = {r["tconst"]: r for r in read_title_basics(basics_path).to_dicts()}
+        ratings = {r["tconst"]: r for r in read_title_ratings(ratings_path).to_dicts()}
+
+        # --- CSM pages, indexed by IMDb id and by (title, year) --------------------------------
+        csm_by_id: dict[str, Any] = {}
+        csm_by_title: dict[tuple[str, int | None], list[Any]] = {}
+        for path in sorted((root / "csm").glob("*.html")):
+            url = f"https://www.commonsensemedia.org/movie-reviews/{path.stem}"
+            rec = parse_csm(keep("csm", path.stem, path, url), url)
+            cid, status = canonical_imdb_id(rec.imdb_link)
+            if status == "ok":
+                csm_by_id.setdefault(cid, rec)
+            csm_by_title.setdefault((_norm_title(rec.title), rec.year), []).append((rec, cid))
+
+        films: list[list[Any]] = []
+        reviews: list[list[Any]] = []
+        n_pages = 0
+        for path in sorted((root / "kim").glob("*.html")):
+            n_pages += 1
+            url = f"https://kids-in-mind.com/{path.stem}.htm"
+            html = keep("kim", path.stem, path, url)
+            try:
+                kim = parse_kim(html, url)
+            except Exception as exc:  # recorded as gate-1 drop, never skipped silently
+                films.append([path.stem, None, None, url, None, None, "unparsed", None, None, None,
+                              "not_checked", json.dumps({"error": str(exc)[:300]}), None, None])
+                continue
+            imdb_id, id_status = canonical_imdb_id(kim.imdb_link)
+            csm, csm_id, link_status = None, None, "no_csm"
+            if id_status == "ok":
+                if imdb_id in csm_by_id:
+                    csm, csm_id, link_status = csm_by_id[imdb_id], imdb_id, "agree"
+                else:
+                    same_title = csm_by_title.get((_norm_title(kim.title), kim.year), [])
+                    if same_title:
+                        csm, csm_id = same_title[0]
+                        link_status = "disagree"
+                        reviews.append([kim.kim_id, imdb_id, csm_id, csm.url,
+                                        "csm_imdb_link_disagrees" if csm_id else "csm_imdb_link_missing"])
+            imdb_rec = None
+            if id_status == "ok" and imdb_id in basics:
+                imdb_rec = self._imdb(root, imdb_id, basics[imdb_id], ratings.get(imdb_id), keep, parse_imdb_title)
+            films.append([
+                kim.kim_id, kim.title, kim.year, kim.url, kim.imdb_link, imdb_id if id_status == "ok" else None,
+                id_status, csm.csm_id if csm else None, csm.url if csm else None, csm_id, link_status,
+                kim.model_dump_json(), csm.model_dump_json() if csm else None,
+                imdb_rec.model_dump_json() if imdb_rec else None,
+            ])
+
+        # --- ratings (SPEC A8) ---------------------------------------------------------------
+        rating_rows, unmapped_rows = [], []
+        for row in films:
+            imdb_json = row[13]
+            if not imdb_json:
+                continue
+            certs = json.loads(imdb_json).get("certificates") or []
+            mapped, unmapped = normalize_certificates(certs)
+            for r in mapped:
+                rating_rows.append([row[5], r.country, r.label, r.minimum_age, r.ordinal,
+                                    getattr(r, "raw", None) or "", r.rule or ""])
+            for u in unmapped:
+                unmapped_rows.append([row[5], getattr(u, "raw", str(u)), getattr(u, "reason", "unmapped")])
+
+        con.execute("BEGIN")
+        try:
+            for table in ("films", "ratings", "unmapped_ratings"):
+                con.execute(f"DELETE FROM {table}")
+            con.executemany("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)", source_rows)
+            con.executemany("INSERT INTO films VALUES (" + ",".join("?" * 14) + ")", films)
+            # New disagreements enter the adjudication queue; decisions already taken are kept.
+            for r in reviews:
+                con.execute(
+                    """INSERT INTO link_reviews (kim_id, kim_imdb_id, csm_imdb_id, csm_url, reason)
+                       VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""", r)
+            if rating_rows:
+                con.executemany("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?)", rating_rows)
+            if unmapped_rows:
+                con.executemany("INSERT INTO unmapped_ratings VALUES (?, ?, ?)", unmapped_rows)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        statuses: dict[str, int] = {}
+        for row in films:
+            statuses[row[6]] = statuses.get(row[6], 0) + 1
+        return {"kim_pages": n_pages, "csm_pages": sum(len(v) for v in csm_by_title.values()),
+                "imdb_id_status": statuses, "link_reviews": len(reviews),
+                "ratings": len(rating_rows), "unmapped_ratings": len(unmapped_rows)}
+
+    @staticmethod
+    def _imdb(root: Path, imdb_id: str, basics_row: dict, ratings_row: dict | None, keep, parse_imdb_title):
+        base = root / "imdb" / "title" / imdb_id
+        pages = {}
+        for page in ("index", "plotsummary", "parentalguide"):
+            p = base / f"{page}.html"
+            url = f"https://www.imdb.com/title/{imdb_id}/" + ("" if page == "index" else page)
+            pages[page] = keep(f"imdb_{page}", imdb_id, p, url) if p.exists() else ""
+        row = dict(basics_row)
+        if ratings_row:
+            row.update(ratings_row)
+        return parse_imdb_title(pages["index"], pages["plotsummary"], pages["parentalguide"], row)

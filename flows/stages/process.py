@@ -1,0 +1,132 @@
+"""Stage ``process``: decode, parse, verify and sanitize every downloaded candidate the chain
+needs (flows/track_processing.py, in worker processes), then write tracks, entries, flags and
+the sanitization log, and recompute the selection per film and language."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import duckdb
+import polars as pl
+from rich.progress import Progress
+
+from cinesub.rawstore import RawStore
+from cinesub.records import utcnow
+from cinesub.settings import Thresholds
+from cinesub.stage import Stage, StageContext
+from flows.stages.common import insert_arrow, selection_views
+from flows.track_processing import PROCESSING_VERSION, flag_rows, process_bytes, track_id_for
+
+
+def _work(args: tuple) -> tuple[dict, Any]:
+    raw_path, sha, language, runtime_min, thresholds_json, policy, key = args
+    from pathlib import Path
+
+    raw = Path(raw_path).read_bytes()
+    outcome = process_bytes(raw, language, runtime_min, Thresholds.model_validate_json(thresholds_json), policy)
+    return key, outcome
+
+
+class ProcessStage(Stage):
+    name = "process"
+    reads = ("blobs", "tracks", "decisions", "candidates")
+    writes = ("tracks", "entries", "flags", "sanitization_log", "selections", "attempts")
+
+    def __init__(self, round_no: int = 1):
+        self.round_no = round_no
+        self.name = f"process#{round_no}"
+
+    def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        store = RawStore(ctx.settings.raw_dir)
+        selection_views(con, ctx)
+        todo = con.execute(
+            """SELECT n.imdb_id, n.language, n.provider, n.file_id, n.rank, n.download_count,
+                      b.sha256, e.runtime_min
+               FROM needed_candidates n
+               JOIN blobs b ON b.provider = n.provider AND b.file_id = n.file_id
+               JOIN eligible_films e ON e.imdb_id = n.imdb_id
+               ORDER BY 1, 2"""
+        ).fetchall()
+        thresholds_json = ctx.settings.thresholds.model_dump_json()
+        jobs = [
+            (str(store.path_for(sha)), sha, lang, runtime, thresholds_json, ctx.settings.decoder_policy,
+             (imdb, lang, prov, fid, rank, count, sha, runtime))
+            for imdb, lang, prov, fid, rank, count, sha, runtime in todo
+        ]
+        stats: dict[str, Any] = {"processed": 0, "ok": 0, "flagged": 0, "rejected": 0, "entries": 0}
+        results = []
+        if jobs:
+            workers = max(1, min(ctx.settings.workers, len(jobs)))
+            with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+                bar = progress.add_task(f"processing {len(jobs)} tracks", total=len(jobs))
+                if workers == 1:
+                    for job in jobs:
+                        results.append(_work(job))
+                        progress.advance(bar)
+                else:
+                    mp = multiprocessing.get_context("spawn")
+                    with ProcessPoolExecutor(max_workers=workers, mp_context=mp) as pool:
+                        for res in pool.map(_work, jobs, chunksize=1):
+                            results.append(res)
+                            progress.advance(bar)
+        con.execute("BEGIN")
+        try:
+            for key, out in results:
+                self._write(con, ctx, key, out, stats)
+            con.execute("DELETE FROM selections")
+            con.execute(
+                """INSERT INTO selections
+                   SELECT imdb_id, language, track_id, file_id, provider, download_count, status, reason
+                   FROM selection_now"""
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        stats["needing_more"] = con.execute("SELECT count(*) FROM needed_candidates").fetchone()[0]
+        return stats
+
+    def _write(self, con, ctx: StageContext, key, out, stats) -> None:
+        imdb, lang, prov, fid, rank, count, sha, runtime = key
+        track_id = track_id_for(prov, fid, sha, lang, runtime)
+        stats["processed"] += 1
+        stats[out.status] += 1
+        con.execute("DELETE FROM tracks WHERE track_id = ?", [track_id])
+        con.execute("DELETE FROM entries WHERE track_id = ?", [track_id])
+        con.execute("DELETE FROM flags WHERE track_id = ?", [track_id])
+        con.execute("DELETE FROM sanitization_log WHERE track_id = ?", [track_id])
+        n_entries = out.entries.height if out.entries is not None else None
+        con.execute(
+            """INSERT INTO tracks (track_id, imdb_id, language, provider, file_id, raw_sha256, download_count,
+                   encoding, decoder, status, reasons, n_entries, n_repairs, first_start_ms, last_end_ms,
+                   n_tokens, runtime_min, processing_version, processed_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [track_id, imdb, lang, prov, fid, sha, count, out.encoding, out.decoder, out.status,
+             ",".join(out.reasons) or None, n_entries, out.n_repairs, out.first_start_ms, out.last_end_ms,
+             out.n_tokens, runtime, PROCESSING_VERSION, utcnow()],
+        )
+        for row in flag_rows(out.flags):
+            con.execute(
+                """INSERT INTO flags (track_id, imdb_id, language, provider, file_id, layer, severity, value,
+                   threshold, detail, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [track_id, imdb, lang, prov, fid, row["layer"], row["severity"], row["value"],
+                 row["threshold"], row["detail"], row["evidence"]],
+            )
+        if out.entries is not None:
+            insert_arrow(con, "entries", out.entries.with_columns(pl.lit(track_id).alias("track_id")).to_arrow())
+            stats["entries"] += out.entries.height
+        if out.sanitization is not None and out.sanitization.height:
+            log = out.sanitization.with_columns(
+                pl.lit(track_id).alias("track_id"), pl.lit(imdb).alias("imdb_id"), pl.lit(lang).alias("language")
+            )
+            insert_arrow(con, "sanitization_log", log.to_arrow())
+        outcome = {"ok": "selected_candidate", "flagged": "flagged", "rejected": "rejected"}[out.status]
+        con.execute(
+            """INSERT INTO attempts (run_id, imdb_id, language, provider, file_id, attempt_no, sha256,
+                   outcome, reason, attempted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [ctx.run_id, imdb, lang, prov, fid, rank, sha, outcome, ",".join(out.reasons) or None, utcnow()],
+        )

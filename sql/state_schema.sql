@@ -1,0 +1,246 @@
+-- The working state database (CINESUB_HOME/state.duckdb). Documented in docs/ARCHITECTURE.md.
+-- Every table is append-or-upsert; nothing that a curator or an audit needs is ever deleted.
+
+-- One row per build invocation.
+CREATE TABLE IF NOT EXISTS runs (
+    run_id        VARCHAR PRIMARY KEY,
+    started_at    TIMESTAMPTZ NOT NULL,
+    finished_at   TIMESTAMPTZ,
+    status        VARCHAR NOT NULL,          -- running | completed | failed
+    sample        BOOLEAN NOT NULL,
+    config_hash   VARCHAR NOT NULL,
+    code_version  VARCHAR NOT NULL,
+    summary       JSON
+);
+
+-- One row per stage execution (or reuse) within a run: the completion markers.
+CREATE TABLE IF NOT EXISTS stage_runs (
+    run_id        VARCHAR NOT NULL,
+    stage         VARCHAR NOT NULL,
+    fingerprint   VARCHAR NOT NULL,          -- hash of the stage's inputs, config and code version
+    status        VARCHAR NOT NULL,          -- completed | reused | failed
+    started_at    TIMESTAMPTZ NOT NULL,
+    finished_at   TIMESTAMPTZ,
+    stats         JSON,
+    PRIMARY KEY (run_id, stage)
+);
+
+-- Raw source documents (review pages, datasets) read by the inventory stage.
+CREATE TABLE IF NOT EXISTS sources (
+    source        VARCHAR NOT NULL,          -- kim | csm | imdb_basics | imdb_ratings | imdb_title
+    key           VARCHAR NOT NULL,          -- page id or dataset name
+    url           VARCHAR,
+    sha256        VARCHAR NOT NULL,          -- blob in the raw store
+    fetched_at    TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (source, key)
+);
+
+-- One row per inventory film (KIM page), with what each source said and the resolution result.
+CREATE TABLE IF NOT EXISTS films (
+    kim_id           VARCHAR PRIMARY KEY,
+    title            VARCHAR,
+    year             INTEGER,
+    kim_url          VARCHAR,
+    kim_imdb_link    VARCHAR,
+    imdb_id          VARCHAR,               -- canonical tt id or NULL
+    imdb_id_status   VARCHAR NOT NULL,      -- ok | missing | malformed
+    csm_id           VARCHAR,
+    csm_url          VARCHAR,
+    csm_imdb_id      VARCHAR,
+    link_status      VARCHAR NOT NULL,      -- agree | disagree | no_csm | not_checked
+    kim              JSON,                  -- KimRecord
+    csm              JSON,                  -- CsmRecord
+    imdb             JSON                   -- ImdbRecord (NULL when the id resolves to nothing)
+);
+
+-- Manual adjudication queue for entity links (SPEC A1 gate 3).
+CREATE TABLE IF NOT EXISTS link_reviews (
+    kim_id        VARCHAR PRIMARY KEY,
+    kim_imdb_id   VARCHAR,
+    csm_imdb_id   VARCHAR,
+    csm_url       VARCHAR,
+    reason        VARCHAR NOT NULL,
+    decision      VARCHAR,                   -- NULL (open) | accept_kim | reject
+    decided_by    VARCHAR,
+    decided_at    TIMESTAMPTZ
+);
+
+-- Subtitle candidates offered by providers.
+CREATE TABLE IF NOT EXISTS candidates (
+    imdb_id            VARCHAR NOT NULL,
+    language           VARCHAR NOT NULL,
+    provider           VARCHAR NOT NULL,
+    file_id            VARCHAR NOT NULL,
+    download_count     BIGINT NOT NULL,
+    rank               INTEGER NOT NULL,       -- 1 = highest download count
+    uploader           VARCHAR,
+    release            VARCHAR,
+    fps                DOUBLE,
+    hearing_impaired   BOOLEAN,
+    machine_translated BOOLEAN,
+    ai_translated      BOOLEAN,
+    upload_date        VARCHAR,
+    feature_imdb_id    VARCHAR,
+    url                VARCHAR,
+    PRIMARY KEY (imdb_id, language, provider, file_id)
+);
+
+-- Every download / processing attempt with its outcome and reason (the recovery chain).
+CREATE TABLE IF NOT EXISTS attempts (
+    run_id        VARCHAR NOT NULL,
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    provider      VARCHAR NOT NULL,
+    file_id       VARCHAR NOT NULL,
+    attempt_no    INTEGER NOT NULL,
+    sha256        VARCHAR,
+    outcome       VARCHAR NOT NULL,          -- selected | rejected | flagged | download_failed | skipped_excluded
+    reason        VARCHAR,                   -- reason codes, comma-separated
+    attempted_at  TIMESTAMPTZ NOT NULL
+);
+
+-- Downloaded candidate files and their provenance (the bytes live in the raw store under
+-- raw/sha256/ab/cd/<sha256>; several candidates may share one blob).
+CREATE TABLE IF NOT EXISTS blobs (
+    provider      VARCHAR NOT NULL,
+    file_id       VARCHAR NOT NULL,
+    sha256        VARCHAR NOT NULL,
+    size          BIGINT NOT NULL,
+    url           VARCHAR,
+    language      VARCHAR,
+    imdb_id       VARCHAR,
+    download_count BIGINT,
+    fetched_at    TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (provider, file_id)
+);
+
+-- One row per processed candidate file (a track), keyed by raw bytes + processing version.
+CREATE TABLE IF NOT EXISTS tracks (
+    track_id      VARCHAR PRIMARY KEY,       -- sha256(raw sha256 | language | runtime | processing version)
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    provider      VARCHAR NOT NULL,
+    file_id       VARCHAR NOT NULL,
+    raw_sha256    VARCHAR NOT NULL,
+    download_count BIGINT,
+    encoding      VARCHAR,
+    decoder       VARCHAR,
+    status        VARCHAR NOT NULL,          -- ok | flagged | rejected
+    reasons       VARCHAR,                   -- reason codes of stop/review flags, comma-separated
+    n_entries     INTEGER,
+    n_repairs     INTEGER,
+    first_start_ms BIGINT,
+    last_end_ms   BIGINT,
+    n_tokens      BIGINT,
+    runtime_min   INTEGER,                   -- the IMDb runtime the checks used
+    processing_version VARCHAR NOT NULL,
+    processed_at  TIMESTAMPTZ NOT NULL
+);
+
+-- Parsed entries of every processed track (original text; sanitized text lives beside it).
+CREATE TABLE IF NOT EXISTS entries (
+    track_id      VARCHAR NOT NULL,
+    "index"       BIGINT NOT NULL,
+    timeframe     VARCHAR NOT NULL,
+    start_ms      BIGINT NOT NULL,
+    end_ms        BIGINT NOT NULL,
+    content       VARCHAR NOT NULL,
+    clean_content VARCHAR,                   -- NULL = removed by sanitization
+    PRIMARY KEY (track_id, "index")
+);
+
+CREATE TABLE IF NOT EXISTS flags (
+    track_id      VARCHAR NOT NULL,
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    provider      VARCHAR NOT NULL,
+    file_id       VARCHAR NOT NULL,
+    layer         VARCHAR NOT NULL,
+    severity      VARCHAR NOT NULL,          -- stop | review
+    value         DOUBLE,
+    threshold     DOUBLE,
+    detail        VARCHAR,
+    evidence      JSON
+);
+
+-- Curator decisions on tracks (history: never updated, only appended).
+CREATE TABLE IF NOT EXISTS decisions (
+    decision_id   VARCHAR PRIMARY KEY,
+    track_id      VARCHAR NOT NULL,
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    action        VARCHAR NOT NULL,          -- retain | repair | replace | exclude
+    note          VARCHAR NOT NULL,
+    decided_by    VARCHAR NOT NULL,
+    decided_at    TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sanitization_log (
+    track_id      VARCHAR NOT NULL,
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    "index"       BIGINT NOT NULL,
+    action        VARCHAR NOT NULL,          -- removed | modified
+    reasons       VARCHAR NOT NULL,
+    sha256        VARCHAR NOT NULL           -- hash of the removed/replaced text, never the text
+);
+
+-- The selected track per film and language for the current build.
+CREATE TABLE IF NOT EXISTS selections (
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    track_id      VARCHAR,                   -- NULL = no usable track
+    file_id       VARCHAR,
+    provider      VARCHAR,
+    download_count BIGINT,
+    status        VARCHAR NOT NULL,          -- ok | flagged | retained | missing | excluded
+    reason        VARCHAR,
+    PRIMARY KEY (imdb_id, language)
+);
+
+-- Funnel (SPEC A1): one row per gate per run.
+CREATE TABLE IF NOT EXISTS funnel (
+    gate_no       INTEGER PRIMARY KEY,
+    gate          VARCHAR NOT NULL,
+    kept          BIGINT NOT NULL,
+    dropped       BIGINT NOT NULL,
+    reasons       JSON                       -- {reason code: count}
+);
+
+-- Per-film gate outcome (why each film left the funnel, or made the cohort).
+CREATE TABLE IF NOT EXISTS film_gates (
+    kim_id        VARCHAR PRIMARY KEY,
+    imdb_id       VARCHAR,
+    dropped_at    INTEGER,                   -- gate_no, NULL = in the cohort
+    reason        VARCHAR,                   -- reason code
+    detail        VARCHAR                    -- e.g. the missing languages or countries
+);
+
+-- Normalised national ratings (SPEC A8) and raw strings that map to nothing.
+CREATE TABLE IF NOT EXISTS ratings (
+    imdb_id       VARCHAR NOT NULL,
+    country       VARCHAR NOT NULL,
+    label         VARCHAR NOT NULL,
+    minimum_age   INTEGER NOT NULL,
+    ordinal       INTEGER NOT NULL,
+    raw           VARCHAR NOT NULL,
+    rule          VARCHAR NOT NULL,
+    PRIMARY KEY (imdb_id, country)
+);
+
+CREATE TABLE IF NOT EXISTS unmapped_ratings (
+    imdb_id       VARCHAR NOT NULL,
+    raw           VARCHAR NOT NULL,
+    reason        VARCHAR NOT NULL
+);
+
+-- Language-safety annotation of the selected English track (SPEC A9).
+CREATE TABLE IF NOT EXISTS language_safety (
+    imdb_id       VARCHAR NOT NULL,
+    track_id      VARCHAR NOT NULL,
+    category      VARCHAR NOT NULL,
+    occurrence_count     INTEGER NOT NULL,
+    evidence_line_count  INTEGER NOT NULL,
+    evidence_indices     JSON NOT NULL,
+    PRIMARY KEY (imdb_id, category)
+);

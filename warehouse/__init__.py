@@ -1,0 +1,1 @@
+"""Versioned releases: write, manifest, diff, withdraw."""
