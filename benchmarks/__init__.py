@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m benchmarks.bench_decode`, `python -m benchmarks.bench_parse`."""

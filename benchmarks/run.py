@@ -1,0 +1,25 @@
+"""`make bench`: run every benchmark; each writes benchmarks/results/<name>.json."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+BENCHES = ["benchmarks.bench_decode", "benchmarks.bench_parse"]
+
+
+def main(argv: list[str]) -> int:
+    for name in BENCHES:
+        t0 = time.perf_counter()
+        print(f"== {name}", flush=True)
+        mod = importlib.import_module(name)
+        rc = mod.main(argv) if hasattr(mod, "main") else 0
+        print(f"== {name} done in {time.perf_counter() - t0:.1f}s", flush=True)
+        if rc:
+            return rc
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

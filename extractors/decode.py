@@ -1,0 +1,672 @@
+"""Subtitle decoding (SPEC A3): raw bytes + the track's expected language -> text, never
+silently wrong.
+
+Policies
+--------
+``paper``
+    The paper's cascade, exactly: ``utf-8-sig``, ``utf-16``, ``cp1256``, ``cp1252``, each strict;
+    the first that decodes wins (status ``ok``); if all fail the asset is rejected. Only the
+    provider-body integrity layer (SPEC A5) and the empty-body check run before it. No verification
+    (that is the point of keeping it: its silent failures show in ``benchmarks/bench_decode.py``).
+
+``default``
+    1. empty body -> ``rejected`` (``empty``);
+    2. provider error bodies (HTML pages, Cloudflare "Attention Required", Varnish "Guru
+       Meditation", JSON error payloads, the "you have to login" quota placeholder) ->
+       ``rejected`` (``provider_body``, a ``provider_body`` stop flag);
+    3. gzip / zip payloads are unpacked when safe (size limit :data:`MAX_UNPACKED_BYTES`, one level,
+       a zip must hold exactly one ``.srt`` member, no encryption) and decoded (reason
+       ``compressed_unpacked``); otherwise rejected (``compressed_rejected``); other archive
+       formats (rar, 7z, xz, bzip2, zstd) are rejected;
+    4. BOM (UTF-32 / UTF-8 / UTF-16) -> that codec, strictly;
+    5. UTF-16/32 without BOM only on evidence: NUL bytes concentrated on one byte position;
+    6. strict UTF-8;
+    7. the expected language's legacy candidates (:data:`LEGACY_CANDIDATES`), each decoded
+       strictly and **verified**; the verified candidate with the fewest suspicious characters
+       wins (ties: candidate order). cp1258 output is NFC-normalised (cp1258 text is decomposed);
+       nothing else is ever rewritten (Romanian ş/ș stay as found);
+    8. when no candidate verifies: other legacy code pages, ordered by chardet's guess (one signal
+       among others), verified against every corpus language; a plausible decode in another
+       language is returned ``flagged`` (``script_mismatch``); else the best candidate is returned
+       ``flagged`` (``mojibake_suspect``), or ``rejected`` (``undecodable``) when nothing decodes
+       or the text is mostly control characters.
+
+Verification of a decoded text (all policies but ``paper``, also for BOM and UTF-8 decodes):
+share of the expected script among letters (``script_mismatch``), letters foreign to the
+expected language such as ``º þ ã`` in Romanian or ``à é`` inside Arabic (``mojibake_suspect``),
+UTF-8 byte pairs read as a legacy code page (``mojibake_suspect``; a file that mixes UTF-8 and a
+legacy code page line by line is decoded line by line and ``flagged``: ``mixed_encoding``),
+control characters (``control_chars``) and U+FFFD (``replacement_chars``); language
+identification (:mod:`extractors.langid`, seeded, on a sample) labels fallbacks and, for legacy
+Latin decodes, can redirect to another corpus language whose code page verifies better.
+
+Statuses: ``ok`` (no reason except ``compressed_unpacked``), ``flagged`` (text returned, review
+flag, layer ``encoding``), ``rejected`` (no usable text; stop flag, layer ``encoding`` or
+``provider_body``).
+
+Speed: one strict decode per candidate, verification on a bounded sample (a few windows of the
+text), langdetect only on legacy decodes and fallbacks and only on a sample.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import re
+import unicodedata
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from cinesub.records import DecodeResult, Flag
+from extractors import langid
+
+__all__ = [
+    "decode",
+    "POLICIES",
+    "PAPER_CASCADE",
+    "LEGACY_CANDIDATES",
+    "REASONS",
+    "MAX_UNPACKED_BYTES",
+    "provider_body_signature",
+    "verify_text",
+]
+
+POLICIES = ("default", "paper")
+PAPER_CASCADE = ("utf-8-sig", "utf-16", "cp1256", "cp1252")
+
+#: Legacy code pages per expected language, in priority order (after BOM / UTF-16 / UTF-8).
+LEGACY_CANDIDATES: dict[str, tuple[str, ...]] = {
+    "ar": ("cp1256", "iso8859-6"),
+    "fa": ("cp1256",),
+    "en": ("cp1252",),
+    "id": ("cp1252",),
+    "ro": ("cp1250", "iso8859-16", "iso8859-2"),
+    "vi": ("cp1258",),
+}
+GENERIC_CANDIDATES: tuple[str, ...] = ("cp1252", "iso8859-15")
+#: Tried (after chardet's guess) when none of the expected language's candidates verifies.
+FALLBACK_ENCODINGS: tuple[str, ...] = (
+    "cp1252",
+    "cp1256",
+    "cp1250",
+    "iso8859-16",
+    "cp1258",
+    "iso8859-6",
+    "cp1251",
+    "cp1253",
+    "cp1254",
+    "cp1257",
+)
+CORPUS_LANGUAGES: tuple[str, ...] = ("en", "ar", "id", "fa", "ro", "vi")
+
+REASONS: dict[str, str] = {
+    "empty": "empty body",
+    "provider_body": "provider error body (HTML/JSON error page, quota placeholder)",
+    "compressed_unpacked": "gzip/zip payload unpacked",
+    "compressed_rejected": "compressed payload not unpacked (unsafe, unsupported or not one .srt)",
+    "undecodable": "no strict decoding yields text",
+    "control_chars": "control characters in the decoded text",
+    "replacement_chars": "U+FFFD replacement characters in the decoded text",
+    "mojibake_suspect": "decoded text contains characters typical of a wrong code page",
+    "mixed_encoding": "the file mixes UTF-8 and a legacy code page",
+    "script_mismatch": "decoded text is not in the expected language's script or letters",
+}
+
+MAX_UNPACKED_BYTES = 32 * 1024 * 1024
+_SAMPLE_CHARS = 6000
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+def _codec_name(enc: str) -> str:
+    return codecs.lookup(enc).name
+
+
+def _flag(layer: str, severity: str, detail: str, **evidence: Any) -> Flag:
+    return Flag(layer=layer, severity=severity, detail=detail, evidence=evidence)  # type: ignore[arg-type]
+
+
+def _rejected(decoder: str, reasons: list[str], detail: str, layer: str = "encoding", **ev: Any) -> DecodeResult:
+    return DecodeResult(
+        text=None,
+        encoding=None,
+        decoder=decoder,
+        status="rejected",
+        reasons=reasons,
+        flags=[_flag(layer, "stop", detail, reasons=reasons, **ev)],
+    )
+
+
+def _windows(text: str, width: int, pieces: int = 4) -> str:
+    if len(text) <= width * pieces:
+        return text
+    step = (len(text) - width) // (pieces - 1)
+    return "\n".join(text[i * step : i * step + width] for i in range(pieces))
+
+
+# --------------------------------------------------------------------------------------------
+# provider bodies
+# --------------------------------------------------------------------------------------------
+_SRT_TIMESTAMP = re.compile(r"[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}[,.:][0-9]{1,3}\s*-->")
+_HTML_TAG = re.compile(
+    r"<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>]|<title>|<meta\s|<script[\s>]|<center>|<h1>|<div[\s>]"
+)
+_ERROR_SIGNATURES = (
+    "attention required! | cloudflare",
+    "cf-error-details",
+    "cloudflare ray id",
+    "cf-browser-verification",
+    "checking your browser before accessing",
+    "guru meditation",
+    "varnish cache server",
+    "502 bad gateway",
+    "503 service unavailable",
+    "504 gateway time-out",
+    "429 too many requests",
+    "captcha",
+)
+_QUOTA_SIGNATURES = re.compile(
+    r"you have to log ?in|you have to sign ?in|download limit|daily download quota|become (a )?vip member"
+)
+
+
+def provider_body_signature(raw: bytes) -> str | None:
+    """What marks ``raw`` as a provider error body, or None (SPEC A5 provider-body integrity)."""
+    head = raw[:8192]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        text = head.decode("utf-16", errors="ignore")
+    else:
+        text = head.decode("utf-8", errors="ignore") if _is_mostly_utf8(head) else head.decode("latin-1")
+    low = text.lstrip("\ufeff \t\r\n\x00").lower()
+    has_srt = _SRT_TIMESTAMP.search(low) is not None
+    if len(raw) <= 20000:
+        small = raw.decode("utf-8", errors="ignore").lower() if len(raw) > len(head) else low
+        m = _QUOTA_SIGNATURES.search(small)
+        if m:
+            return f"quota/login placeholder ({m.group(0)!r})"
+    if has_srt:
+        return None
+    for sig in _ERROR_SIGNATURES:
+        if sig in low:
+            return f"error page signature {sig!r}"
+    if low.startswith("<"):
+        m = _HTML_TAG.search(low[:4096])
+        if m:
+            return f"HTML page ({m.group(0).strip()!r})"
+    if low.startswith(("{", "[")):
+        try:
+            obj = json.loads(raw.decode("utf-8", errors="strict").lstrip("\ufeff"))
+        except (ValueError, UnicodeDecodeError):
+            obj = None
+        if obj is not None or re.match(r'[{\[]\s*"', low):
+            return "JSON payload"
+    return None
+
+
+def _is_mostly_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError as e:
+        return e.start >= len(b) - 4  # cut in the middle of a sequence at the end of the slice
+
+
+# --------------------------------------------------------------------------------------------
+# verification
+# --------------------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_COMBINING = re.compile(r"[\u0300-\u036f]")
+_COMMON_FOREIGN = frozenset("éèêëàáâäçöüóòôúùûñíìïÉÈÀÁÇÖÜÓÚÑÍ")
+_EN_ODD = frozenset("ºªþÞðÐãÃõÕ")
+
+
+def _utf8_misread_pattern(enc: str) -> re.Pattern[str]:
+    lead = bytes(range(0xC2, 0xF5)).decode(enc, errors="ignore")
+    cont = bytes(range(0x80, 0xC0)).decode(enc, errors="ignore")
+    return re.compile("[" + re.escape(lead) + "][" + re.escape(cont) + "]")
+
+
+_MISREAD = {enc: _utf8_misread_pattern(enc) for enc in ("cp1252", "cp1256", "cp1250", "cp1258", "iso8859-16")}
+
+
+_ARABIC_RUN = re.compile(r"[\u0621-\u064a\u0671-\u06d3\u06a9\u06af\u06cc\u067e\u0686\u0698\u200c]{3,}")
+
+
+def _arabic_words(payload: str, n_arabic: int) -> bool:
+    """Arabic letters forming words (a credit line in Latin letters may outweigh two lines of
+    dialogue), as opposed to isolated letters from a wrong code page inside Latin words."""
+    if n_arabic < 15:
+        return False
+    in_runs = sum(len(m) for m in _ARABIC_RUN.findall(payload))
+    return in_runs >= 0.8 * n_arabic
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    reasons: list[str] = field(default_factory=list)
+    oddness: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+    reject: bool = False  # no usable text (mostly control characters)
+
+
+def verify_text(text: str, language: str) -> Verdict:
+    """Checks a decoded text against the expected language (see the module docstring)."""
+    reasons: list[str] = []
+    sample = _windows(text, 60000) if len(text) > 240000 else text
+    body = sample.rstrip("\x1a")  # DOS end-of-file marker
+    n_ctrl = len(_CONTROL.findall(body))
+    n_fffd = body.count("\ufffd")
+    details: dict[str, Any] = {}
+    if n_ctrl:
+        details["control_chars"] = n_ctrl
+    if n_fffd:
+        details["replacement_chars"] = n_fffd
+    if n_ctrl > max(3, 0.001 * len(body)):
+        reasons.append("control_chars")
+    if n_fffd:
+        reasons.append("replacement_chars")
+    reject = n_ctrl > 0.02 * max(1, len(body))
+
+    payload = langid.payload_text(sample, max_chars=_SAMPLE_CHARS)
+    c = langid.script_counts(payload)
+    details.update(letters=c.letters, arabic_share=round(c.share("arabic"), 3), latin_share=round(c.share("latin"), 3))
+    odd = 0
+    lang = language if language in LEGACY_CANDIDATES else "other"
+
+    # UTF-8 read as a legacy code page (double encoding, or the UTF-8 half of a mixed file)
+    misread = 0
+    for enc, pat in _MISREAD.items():
+        misread = max(misread, len(pat.findall(payload)))
+    non_ascii = sum(1 for ch in payload if not ch.isascii()) if misread else 0
+    if misread >= 3 and 2 * misread >= 0.3 * max(1, non_ascii):
+        reasons.append("mojibake_suspect")
+        details["utf8_misread_pairs"] = misread
+        odd += 2 * misread
+
+    if c.letters >= 3:
+        if lang in ("ar", "fa"):
+            if c.share("arabic") < 0.5 and c.letters >= 10 and not _arabic_words(payload, c.arabic):
+                reasons.append("script_mismatch")
+            foreign = c.latin_non_ascii + payload.count("×") + payload.count("÷")
+            odd += foreign
+            if foreign >= 3 and foreign > 0.02 * max(1, c.arabic):
+                reasons.append("mojibake_suspect")
+        else:
+            if c.share("latin") < 0.8 and c.letters >= 10:
+                reasons.append("script_mismatch")
+            na = [ch for ch in payload if not ch.isascii() and ch.isalpha()] if c.latin_non_ascii or c.other else []
+            if lang == "ro":
+                foreign = sum(1 for ch in na if ch not in langid.ROMANIAN_LETTERS and ch not in _COMMON_FOREIGN)
+                frac = 0.15
+            elif lang == "vi":
+                foreign = sum(1 for ch in na if ch not in langid.VIETNAMESE_LETTERS and ch not in _COMMON_FOREIGN)
+                foreign += len(_COMBINING.findall(payload))
+                frac = 0.1
+                if c.latin >= 40 and c.vietnamese < 0.05 * c.latin:
+                    reasons.append("script_mismatch")
+            else:
+                foreign = sum(1 for ch in na if ch in _EN_ODD or not ("\u00c0" <= ch <= "\u024f"))
+                share_na = c.latin_non_ascii / max(1, c.latin)
+                limit = 0.12 if lang in ("en", "id") else 0.25
+                if c.latin_non_ascii >= 3 and share_na > limit:
+                    reasons.append("mojibake_suspect")
+                frac = 0.3
+            odd += foreign
+            if foreign >= 3 and foreign > frac * max(1, len(na)):
+                reasons.append("mojibake_suspect")
+    odd += n_ctrl
+    details["odd_chars"] = odd
+    reasons = list(dict.fromkeys(reasons))
+    ok = not any(r in reasons for r in ("control_chars", "mojibake_suspect", "script_mismatch"))
+    return Verdict(ok=ok, reasons=reasons, oddness=odd / max(1, c.letters), details=details, reject=reject)
+
+
+# --------------------------------------------------------------------------------------------
+# compressed payloads
+# --------------------------------------------------------------------------------------------
+_OTHER_ARCHIVES = (
+    (b"Rar!\x1a\x07", "rar"),
+    (b"7z\xbc\xaf\x27\x1c", "7z"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+
+
+def _unpack(raw: bytes) -> tuple[bytes | None, str, str]:
+    """(payload, kind, problem): payload None with a problem when not safely unpackable."""
+    if raw[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out = d.decompress(raw, MAX_UNPACKED_BYTES + 1)
+        except zlib.error as e:
+            return None, "gzip", f"corrupt gzip: {e}"
+        if len(out) > MAX_UNPACKED_BYTES or d.unconsumed_tail:
+            return None, "gzip", f"gzip expands beyond {MAX_UNPACKED_BYTES} bytes"
+        if not d.eof:
+            return None, "gzip", "truncated gzip"
+        return out, "gzip", ""
+    if raw[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        try:
+            zf = zipfile.ZipFile(io.BytesIO(raw))
+            members = [i for i in zf.infolist() if not i.is_dir()]
+            srts = [i for i in members if i.filename.lower().endswith(".srt")]
+            if len(srts) != 1:
+                return None, "zip", f"zip holds {len(srts)} .srt members ({len(members)} files)"
+            info = srts[0]
+            if info.flag_bits & 0x1:
+                return None, "zip", "encrypted zip member"
+            if info.file_size > MAX_UNPACKED_BYTES:
+                return None, "zip", f"zip member larger than {MAX_UNPACKED_BYTES} bytes"
+            with zf.open(info) as fh:
+                out = fh.read(MAX_UNPACKED_BYTES + 1)
+            if len(out) > MAX_UNPACKED_BYTES:
+                return None, "zip", f"zip member expands beyond {MAX_UNPACKED_BYTES} bytes"
+            return out, f"zip:{info.filename}", ""
+        except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, OSError, EOFError) as e:
+            return None, "zip", f"corrupt or unsupported zip: {e}"
+    if raw[:3] == b"BZh" and raw[4:10] == b"1AY&SY":
+        return None, "bzip2", "bzip2 payloads are not unpacked"
+    for magic, kind in _OTHER_ARCHIVES:
+        if raw.startswith(magic):
+            return None, kind, f"{kind} archives are not unpacked"
+    return raw, "", ""
+
+
+# --------------------------------------------------------------------------------------------
+# the policies
+# --------------------------------------------------------------------------------------------
+def decode(raw: bytes, language: str, policy: str = "default") -> DecodeResult:
+    """Decode subtitle bytes for a track whose expected language is ``language`` (ISO 639-1)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown decoder policy {policy!r}; expected one of {POLICIES}")
+    lang = (language or "").lower().split("-")[0].split("_")[0]
+    if not raw.strip(b" \t\r\n\x00") or raw in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"):
+        return _rejected(f"{policy}:empty", ["empty"], "empty body", layer="provider_body")
+    sig = provider_body_signature(raw)
+    if sig is not None:
+        return _rejected(f"{policy}:provider_body", ["provider_body"], sig, layer="provider_body")
+    if policy == "paper":
+        return _decode_paper(raw)
+    return _decode_default(raw, lang, depth=0)
+
+
+def _decode_paper(raw: bytes) -> DecodeResult:
+    for enc in PAPER_CASCADE:
+        try:
+            text = raw.decode(enc)
+        except UnicodeDecodeError:
+            continue
+        return DecodeResult(text=text, encoding=enc, decoder=f"paper:{enc}", status="ok")
+    return _rejected("paper:none", ["undecodable"], "no codec of the paper cascade decodes the bytes")
+
+
+def _finish(
+    text: str,
+    encoding: str,
+    decoder: str,
+    verdict: Verdict,
+    extra_reasons: list[str] | None = None,
+    **evidence: Any,
+) -> DecodeResult:
+    reasons = list(dict.fromkeys((extra_reasons or []) + verdict.reasons))
+    problems = [r for r in reasons if r != "compressed_unpacked"]
+    if not problems:
+        return DecodeResult(text=text, encoding=encoding, decoder=decoder, status="ok", reasons=reasons)
+    detail = "; ".join(REASONS.get(r, r) for r in problems)
+    flag = _flag("encoding", "review", f"{detail} (decoded as {encoding})", encoding=encoding, reasons=problems,
+                 **verdict.details, **evidence)
+    return DecodeResult(text=text, encoding=encoding, decoder=decoder, status="flagged", reasons=reasons, flags=[flag])
+
+
+def _decode_default(raw: bytes, lang: str, depth: int) -> DecodeResult:
+    payload, kind, problem = _unpack(raw)
+    if kind:
+        if payload is None:
+            return _rejected(f"{kind}", ["compressed_rejected"], problem)
+        if depth > 0:
+            return _rejected(f"{kind}", ["compressed_rejected"], "nested compressed payload")
+        if not payload.strip(b" \t\r\n\x00"):
+            return _rejected(f"{kind}:empty", ["compressed_unpacked", "empty"], "empty after unpacking",
+                             layer="provider_body")
+        sig = provider_body_signature(payload)
+        if sig is not None:
+            return _rejected(f"{kind}:provider_body", ["compressed_unpacked", "provider_body"], sig,
+                             layer="provider_body")
+        inner = _decode_default(payload, lang, depth + 1)
+        return inner.model_copy(
+            update={
+                "decoder": f"{kind}>{inner.decoder}",
+                "reasons": ["compressed_unpacked", *[r for r in inner.reasons if r != "compressed_unpacked"]],
+            }
+        )
+
+    # 1. BOM
+    for bom, enc in (
+        (b"\x00\x00\xfe\xff", "utf-32-be"),
+        (b"\xff\xfe\x00\x00", "utf-32-le"),
+        (b"\xef\xbb\xbf", "utf-8"),
+        (b"\xff\xfe", "utf-16-le"),
+        (b"\xfe\xff", "utf-16-be"),
+    ):
+        if raw.startswith(bom):
+            try:
+                text = raw[len(bom):].decode(enc)
+            except UnicodeDecodeError as e:
+                if enc.startswith("utf-32"):
+                    continue  # FF FE 00 00 may be a UTF-16-LE BOM followed by U+0000
+                if enc == "utf-8":
+                    break  # BOM then non-UTF-8 bytes: decide below like a BOM-less file
+                return _rejected(f"bom:{enc}", ["undecodable"], f"{enc} BOM but invalid {enc}: {e.reason}")
+            name = "utf-8-sig" if enc == "utf-8" else enc
+            return _finish(text, name, f"bom:{name}", verify_text(text, lang))
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+
+    # 2. UTF-16/32 without BOM, only on NUL-byte evidence
+    wide = _wide_evidence(body)
+    if wide is not None:
+        try:
+            text = body.decode(wide)
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            v = verify_text(text, lang)
+            if not v.reject:
+                return _finish(text, wide, f"nul-evidence:{wide}", v)
+
+    # 3. strict UTF-8
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        if body.isascii():
+            return _finish(text, "ascii", "ascii", verify_text(text, lang))
+        return _finish(text, "utf-8", "utf-8", verify_text(text, lang))
+
+    # 4. legacy code pages of the expected language
+    candidates = LEGACY_CANDIDATES.get(lang, GENERIC_CANDIDATES)
+    tried: list[tuple[str, str, Verdict]] = []
+    for enc in candidates:
+        t = _legacy_decode(body, enc)
+        if t is not None:
+            tried.append((enc, t, verify_text(t, lang)))
+    passing = [x for x in tried if x[2].ok]
+    mixed = _mixed_utf8_share(body)
+    if passing and mixed < 0.5:
+        enc, t, v = min(passing, key=lambda x: (x[2].oddness, candidates.index(x[0])))
+        redirected = _language_redirect(body, t, enc, lang)
+        if redirected is not None:
+            return redirected
+        return _finish(t, _codec_name(enc), f"candidate:{_codec_name(enc)}", v)
+
+    # 5. a file mixing UTF-8 lines and legacy lines
+    if mixed >= 0.5:
+        res = _decode_mixed(body, lang, candidates)
+        if res is not None:
+            return res
+
+    # 6. other code pages / other languages
+    fb = _fallback(body, lang, exclude=set(candidates))
+    if fb is not None:
+        return fb
+    usable = [x for x in tried if not x[2].reject]
+    if usable:
+        enc, t, v = min(usable, key=lambda x: (x[2].oddness, candidates.index(x[0])))
+        if "mojibake_suspect" not in v.reasons and "script_mismatch" not in v.reasons:
+            v.reasons.append("mojibake_suspect")
+        return _finish(t, _codec_name(enc), f"best-guess:{_codec_name(enc)}", v)
+    detail = "no candidate code page decodes to text"
+    if tried:
+        detail = "every strict decoding is mostly control characters"
+    return _rejected("none", ["undecodable"] + (["control_chars"] if tried else []), detail,
+                     tried=[x[0] for x in tried])
+
+
+def _legacy_decode(body: bytes, enc: str) -> str | None:
+    try:
+        t = body.decode(enc)
+    except UnicodeDecodeError:
+        return None
+    if _codec_name(enc) == "cp1258":
+        t = unicodedata.normalize("NFC", t)
+    return t
+
+
+def _wide_evidence(body: bytes) -> str | None:
+    head = body[:8192]
+    if len(head) < 8 or b"\x00" not in head:
+        return None
+    n = len(head) - len(head) % 4
+    head = head[:n]
+    z = [head[i::4].count(0) / (n // 4) for i in range(4)]
+    if z[1] > 0.9 and z[2] > 0.9 and z[3] > 0.9 and z[0] < 0.1:
+        return "utf-32-le"
+    if z[0] > 0.9 and z[1] > 0.9 and z[2] < 0.5 and z[3] < 0.1:
+        return "utf-32-be"
+    even = (z[0] + z[2]) / 2
+    odd = (z[1] + z[3]) / 2
+    if len(body) % 2 == 0 and odd >= 0.2 and even <= 0.02:
+        return "utf-16-le"
+    if len(body) % 2 == 0 and even >= 0.2 and odd <= 0.02:
+        return "utf-16-be"
+    return None
+
+
+_UTF8_SEQ = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+
+def _mixed_utf8_share(body: bytes) -> float:
+    """Share of high bytes that sit in well-formed UTF-8 sequences (legacy text: near 0)."""
+    sample = body if len(body) <= 1 << 20 else body[: 1 << 19] + body[-(1 << 19):]
+    high = len(sample) - len(sample.translate(None, bytes(range(128))))
+    if high < 8:
+        return 0.0
+    seq = sum(len(m) for m in _UTF8_SEQ.findall(sample))
+    return seq / high
+
+
+def _decode_mixed(body: bytes, lang: str, candidates: tuple[str, ...]) -> DecodeResult | None:
+    lines = body.split(b"\n")
+    out: list[str] = []
+    legacy_used = None
+    for line in lines:
+        try:
+            out.append(line.decode("utf-8"))
+            continue
+        except UnicodeDecodeError:
+            pass
+        for enc in candidates:
+            t = _legacy_decode(line, enc)
+            if t is not None:
+                out.append(t)
+                legacy_used = legacy_used or enc
+                break
+        else:
+            return None
+    text = "\n".join(out)
+    v = verify_text(text, lang)
+    v.reasons = ["mixed_encoding", *v.reasons]
+    name = f"utf-8+{_codec_name(legacy_used or candidates[0])}"
+    return _finish(text, name, f"mixed:{name}", v)
+
+
+def _chardet_guess(body: bytes) -> str | None:
+    try:
+        import chardet
+
+        sample = body if len(body) <= 65536 else body[:32768] + body[-32768:]
+        enc = chardet.detect(sample).get("encoding")
+        return _codec_name(enc) if enc else None
+    except (LookupError, Exception):  # noqa: BLE001 - chardet is only a hint
+        return None
+
+
+def _fallback(body: bytes, lang: str, exclude: set[str]) -> DecodeResult | None:
+    guess = _chardet_guess(body)
+    order = list(FALLBACK_ENCODINGS)
+    if guess and guess in {_codec_name(e) for e in order}:
+        order.sort(key=lambda e: _codec_name(e) != guess)
+    excluded = {_codec_name(e) for e in exclude}
+    for enc in order:
+        if _codec_name(enc) in excluded:
+            continue
+        t = _legacy_decode(body, enc)
+        if t is None:
+            continue
+        for other in _languages_for(enc):
+            v = verify_text(t, other)
+            if v.ok:
+                g = langid.identify(t)
+                if g.language is not None and g.language != other and g.language in CORPUS_LANGUAGES:
+                    if not verify_text(t, g.language).ok:
+                        continue
+                detected = g.language or other
+                v2 = verify_text(t, lang)
+                v2.reasons = list(dict.fromkeys(["script_mismatch", *[r for r in v2.reasons if r != "mojibake_suspect"]]))
+                return _finish(
+                    t,
+                    _codec_name(enc),
+                    f"fallback:{_codec_name(enc)}",
+                    v2,
+                    detected_language=detected,
+                    chardet=guess,
+                )
+    return None
+
+
+def _languages_for(enc: str) -> tuple[str, ...]:
+    name = _codec_name(enc)
+    langs = [l for l, cands in LEGACY_CANDIDATES.items() if name in {_codec_name(c) for c in cands}]
+    return tuple(langs) if langs else ("other",)
+
+
+def _language_redirect(body: bytes, text: str, enc: str, lang: str) -> DecodeResult | None:
+    """For a legacy Latin decode: when language identification says another corpus language
+    whose own code page verifies with fewer suspicious characters, prefer that reading (flagged)."""
+    if lang in ("ar", "fa"):
+        return None
+    payload = langid.payload_text(text, max_chars=2000)
+    if sum(1 for ch in payload if not ch.isascii() and ch.isalpha()) < 3:
+        return None  # ASCII-only dialogue reads the same in every Latin code page
+    g = langid.identify(payload, is_payload=True)
+    if g.language is None or g.language == lang or g.language not in CORPUS_LANGUAGES or g.confidence < 0.9:
+        return None
+    own = verify_text(text, lang)
+    for other_enc in LEGACY_CANDIDATES[g.language]:
+        if _codec_name(other_enc) == _codec_name(enc):
+            return None  # same code page: the reading does not change
+        t = _legacy_decode(body, other_enc)
+        if t is None:
+            continue
+        v = verify_text(t, g.language)
+        if v.ok and v.oddness < own.oddness:
+            v2 = verify_text(t, lang)
+            v2.reasons = list(dict.fromkeys(["script_mismatch", *[r for r in v2.reasons if r != "mojibake_suspect"]]))
+            return _finish(t, _codec_name(other_enc), f"language-redirect:{_codec_name(other_enc)}", v2,
+                           detected_language=g.language)
+    return None

@@ -1,0 +1,239 @@
+"""Language identification helper (decoder verification now, language-consistency validator later).
+
+Two signals, cheapest first:
+
+1. **Script pre-checks** (:func:`script_counts`, :func:`script_hint`): counts of Arabic-script
+   letters, Persian-only letters (پ چ ژ گ ک ی), Latin letters, Vietnamese letters (ă â đ ê ô ơ ư
+   and every tone-marked vowel), Romanian-only letters (ă ș ț and the cedilla forms ş ţ). These
+   decide Arabic vs Persian and recognise Vietnamese/Romanian even on a two-line payload, where
+   n-gram models are unreliable.
+2. **langdetect**, seeded (a private ``DetectorFactory`` whose detectors each own a seeded
+   ``random.Random``, so results are reproducible and thread-safe), run on *chunks* of the
+   payload text (not on timestamps, indices or tags) and combined by a probability-weighted vote;
+   short texts fall back to the script hint. Only a sample of the text is used.
+
+:func:`identify` combines both into a :class:`LanguageGuess`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass, field
+
+__all__ = [
+    "ScriptCounts",
+    "LanguageGuess",
+    "payload_text",
+    "script_counts",
+    "script_hint",
+    "detect",
+    "identify",
+    "VIETNAMESE_LETTERS",
+    "ROMANIAN_LETTERS",
+    "PERSIAN_LETTERS",
+]
+
+PERSIAN_LETTERS = frozenset("\u067e\u0686\u0698\u06af\u06a9\u06cc")  # پ چ ژ گ ک ی
+ARABIC_ONLY_LETTERS = frozenset("\u0629\u0649\u0643")  # ة ى ك (Persian writes ه/ی/ک)
+ROMANIAN_SPECIFIC = frozenset("ăĂșȘțȚşŞţŢ")
+ROMANIAN_LETTERS = frozenset("ăĂâÂîÎșȘțȚşŞţŢ")
+
+
+def _vietnamese_letters() -> frozenset[str]:
+    bases = "aăâeêioôơuưyAĂÂEÊIOÔƠUƯY"
+    marks = ["", "\u0300", "\u0301", "\u0303", "\u0309", "\u0323"]
+    out = {unicodedata.normalize("NFC", b + m) for b in bases for m in marks}
+    out |= set("đĐ")
+    return frozenset(c for c in out if len(c) == 1 and not c.isascii())
+
+
+VIETNAMESE_LETTERS = _vietnamese_letters()
+#: Letters that occur in Vietnamese but in no other language of the corpus.
+VIETNAMESE_SPECIFIC = frozenset(
+    c for c in VIETNAMESE_LETTERS if c not in set("àáâãèéêìíòóôõùúýÀÁÂÃÈÉÊÌÍÒÓÔÕÙÚÝăĂ")
+)
+
+_ARABIC_LETTER = re.compile(r"[\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
+_TAGS = re.compile(r"<[^>\n]{0,200}>|\{[^}\n]{0,400}\}")
+_NON_PAYLOAD_LINE = re.compile(r"(?m)^[ \t]*(?:[0-9]+|[0-9:,.]+[ \t]*-->.*)[ \t\r]*$")
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class ScriptCounts:
+    letters: int = 0
+    arabic: int = 0
+    latin: int = 0
+    persian: int = 0
+    arabic_only: int = 0
+    vietnamese: int = 0
+    vietnamese_specific: int = 0
+    romanian_specific: int = 0
+    latin_non_ascii: int = 0
+    other: int = 0
+
+    def share(self, name: str) -> float:
+        return getattr(self, name) / self.letters if self.letters else 0.0
+
+
+@dataclass(frozen=True)
+class LanguageGuess:
+    language: str | None  # ISO 639-1, or None when undecided
+    confidence: float
+    method: str  # "script" | "langdetect" | "none"
+    votes: dict[str, float] = field(default_factory=dict)
+
+
+def payload_text(text: str, max_chars: int = 6000, pieces: int = 4) -> str:
+    """Dialogue only (no index/timestamp lines, no tags), sampled from ``pieces`` evenly spaced
+    windows when longer than ``max_chars`` (so a credit block at the top cannot dominate)."""
+    if len(text) > max_chars * 3:
+        width = max(1, (max_chars * 3) // pieces)
+        step = (len(text) - width) // max(1, pieces - 1)
+        text = "\n".join(text[i * step : i * step + width] for i in range(pieces))
+    text = _NON_PAYLOAD_LINE.sub("", text)
+    text = _TAGS.sub(" ", text)
+    text = _WS.sub(" ", text).strip()
+    return text[: max_chars * 2] if len(text) > max_chars * 2 else text
+
+
+def _class(chars) -> re.Pattern[str]:
+    return re.compile("[" + "".join(sorted(re.escape(c) for c in chars)) + "]")
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_LATIN_NA = re.compile(r"[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
+_PERSIAN = _class(PERSIAN_LETTERS)
+_ARABIC_ONLY = _class(ARABIC_ONLY_LETTERS)
+_VI = _class(VIETNAMESE_LETTERS)
+_VI_SPEC = _class(VIETNAMESE_SPECIFIC)
+_RO_SPEC = _class(ROMANIAN_SPECIFIC)
+
+
+def script_counts(text: str) -> ScriptCounts:
+    """Letter counts by script for ``text`` (call on :func:`payload_text` output)."""
+    letters = len(_LETTER.findall(text))
+    arabic = len(_ARABIC_LETTER.findall(text))
+    latin_na = len(_LATIN_NA.findall(text))
+    latin = len(_ASCII_LETTER.findall(text)) + latin_na
+    return ScriptCounts(
+        letters=letters,
+        arabic=arabic,
+        latin=latin,
+        persian=len(_PERSIAN.findall(text)),
+        arabic_only=len(_ARABIC_ONLY.findall(text)),
+        vietnamese=len(_VI.findall(text)) if latin_na else 0,
+        vietnamese_specific=len(_VI_SPEC.findall(text)) if latin_na else 0,
+        romanian_specific=len(_RO_SPEC.findall(text)) if latin_na else 0,
+        latin_non_ascii=latin_na,
+        other=max(0, letters - arabic - latin),
+    )
+
+
+def script_hint(counts: ScriptCounts) -> tuple[str | None, float]:
+    """A language from letters alone when the script says it clearly (ar/fa/vi/ro), else None."""
+    if counts.letters < 8:
+        return None, 0.0
+    if counts.share("arabic") >= 0.5:
+        # Persian letters are frequent in Persian (ی alone in most words); Arabic has almost none.
+        if counts.persian >= max(2, 0.02 * counts.arabic):
+            return "fa", min(1.0, 0.6 + counts.persian / max(1, counts.arabic))
+        if counts.arabic >= 20 and counts.persian == 0 and counts.arabic_only >= 2:
+            return "ar", 0.9
+        return None, 0.0  # Arabic script, Arabic vs Persian undecided (short or cp1256 Persian)
+    if counts.share("latin") >= 0.8:
+        if counts.vietnamese_specific >= max(2, 0.03 * counts.latin):
+            return "vi", min(1.0, 0.6 + 4 * counts.share("vietnamese_specific"))
+        if counts.romanian_specific >= max(2, 0.01 * counts.latin) and counts.vietnamese_specific == 0:
+            return "ro", min(1.0, 0.6 + 10 * counts.share("romanian_specific"))
+    return None, 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# langdetect, seeded
+# --------------------------------------------------------------------------------------------
+_factory = None
+_factory_lock = threading.Lock()
+
+
+def _get_factory():
+    global _factory
+    if _factory is None:
+        with _factory_lock:
+            if _factory is None:
+                from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
+
+                f = DetectorFactory()
+                f.load_profile(PROFILES_DIRECTORY)
+                _factory = f
+    return _factory
+
+
+def _langdetect_probs(text: str, seed: int) -> dict[str, float]:
+    from langdetect.lang_detect_exception import LangDetectException
+
+    factory = _get_factory()
+    detector = factory.create()
+    detector.seed = seed
+    detector.append(text)
+    try:
+        return {p.lang: p.prob for p in detector.get_probabilities()}
+    except LangDetectException:
+        return {}
+
+
+def _norm_code(code: str) -> str:
+    return code.split("-")[0]
+
+
+def detect(text: str, seed: int = 0, chunk_chars: int = 300, max_chunks: int = 6) -> LanguageGuess:
+    """langdetect on chunks of ``text`` (already payload only), probability-weighted vote."""
+    text = text.strip()
+    if len(text) < 12:
+        return LanguageGuess(None, 0.0, "none")
+    if len(text) <= chunk_chars * 1.5:
+        chunks = [text]
+    else:
+        n = min(max_chunks, len(text) // chunk_chars)
+        step = len(text) // n
+        chunks = []
+        for i in range(n):
+            a = i * step
+            b = text.find(" ", a + chunk_chars)
+            chunks.append(text[a : b if b != -1 else a + chunk_chars])
+    votes: dict[str, float] = {}
+    for i, chunk in enumerate(chunks):
+        for lang, p in _langdetect_probs(chunk, seed + i).items():
+            code = _norm_code(lang)
+            votes[code] = votes.get(code, 0.0) + p
+    if not votes:
+        return LanguageGuess(None, 0.0, "none")
+    total = float(len(chunks))
+    votes = {k: v / total for k, v in sorted(votes.items(), key=lambda kv: -kv[1])}
+    best = next(iter(votes))
+    return LanguageGuess(best, votes[best], "langdetect", votes)
+
+
+def identify(text: str, seed: int = 0, *, is_payload: bool = False) -> LanguageGuess:
+    """Best guess for a subtitle text: script hint when decisive, langdetect otherwise.
+
+    ``text`` may be a whole SRT (index/timestamp lines and tags are removed) unless
+    ``is_payload`` says it is dialogue already.
+    """
+    payload = text if is_payload else payload_text(text)
+    counts = script_counts(payload)
+    hint, conf = script_hint(counts)
+    if hint is not None and conf >= 0.85:
+        return LanguageGuess(hint, conf, "script")
+    guess = detect(payload, seed=seed)
+    if hint is not None:
+        if guess.language in (None, hint) or guess.confidence < 0.7:
+            return LanguageGuess(hint, max(conf, guess.votes.get(hint, 0.0)), "script", guess.votes)
+    if guess.language in ("ar", "fa") and counts.share("arabic") >= 0.5:
+        # langdetect confuses ar/fa on cp1256 Persian (no ی): trust Persian-only letters
+        if counts.persian >= max(2, 0.02 * counts.arabic):
+            return LanguageGuess("fa", max(guess.confidence, 0.8), "script", guess.votes)
+    return guess

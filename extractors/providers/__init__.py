@@ -1,0 +1,1 @@
+"""Subtitle providers: search candidates for a film and language, download raw bytes."""
