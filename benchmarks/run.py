@@ -14,10 +14,8 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         print(f"== {name}", flush=True)
         mod = importlib.import_module(name)
-        rc = mod.main(argv) if hasattr(mod, "main") else 0
+        mod.run(quick="--quick" in argv)
         print(f"== {name} done in {time.perf_counter() - t0:.1f}s", flush=True)
-        if rc:
-            return rc
     return 0
 
 
