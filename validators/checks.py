@@ -1,0 +1,259 @@
+"""Timing and language verification layers of one subtitle track (SPEC A5).
+
+Input: the track's entries as a polars frame (``index``, ``timeframe``, ``start_ms``, ``end_ms``,
+``content``) in file order. Output: :class:`~cinesub.records.Flag` objects, at most one per layer
+(several occurrences are aggregated into the evidence; ``value`` is the worst one). Flags open
+review; nothing here deletes or changes entries.
+
+| layer | rule (default threshold, from :class:`~cinesub.settings.Thresholds`) | value / threshold unit |
+|---|---|---|
+| ``chronology`` | a block ends before it starts (``end_ms < start_ms``) | ms: worst ``end - start`` / 0 |
+| ``block_lifespan`` | a block lasts >= 15 min | minutes |
+| ``delayed_onset`` | the earliest subtitle starts after 5 min (5:00.000 is not flagged) | minutes |
+| ``runtime_coverage`` | latest end / runtime < 2/3 (only with a known runtime) | ratio |
+| ``macro_interval`` | next block's start - previous block's end >= 15 min, file order | minutes |
+| ``language_mismatch`` | share of the expected language < 0.80 (:mod:`validators.language`) | share |
+
+Boundaries are exact: minutes are converted once to integer milliseconds
+(``round(minutes * 60000)``; 15 min = 900,000 ms) and every comparison is on integers; the
+coverage ratio is compared as an exact fraction. All per-entry work is polars expressions; only
+the (few) offending rows are pulled into Python to build evidence.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import polars as pl
+
+from cinesub.records import Flag
+from cinesub.settings import Thresholds
+
+from validators import language as _language
+
+#: the layers :func:`run_checks` can raise, in report order
+CHECK_LAYERS: tuple[str, ...] = (
+    "chronology",
+    "block_lifespan",
+    "delayed_onset",
+    "runtime_coverage",
+    "macro_interval",
+    "language_mismatch",
+)
+#: unit of ``Flag.value`` and ``Flag.threshold`` per layer
+UNITS: dict[str, str] = {
+    "chronology": "ms",
+    "block_lifespan": "min",
+    "delayed_onset": "min",
+    "runtime_coverage": "ratio",
+    "macro_interval": "min",
+    "language_mismatch": "share",
+}
+#: evidence lists longer than this are truncated (the full count stays in ``evidence["count"]``)
+MAX_EVIDENCE_ITEMS = 200
+
+
+def minutes_to_ms(minutes: float) -> int:
+    """Minutes as integer milliseconds (the unit of every timing comparison)."""
+    return int(round(minutes * 60_000))
+
+
+def exact_fraction(value: float) -> Fraction:
+    """The simple fraction a float setting stands for (0.6666666666666666 -> 2/3)."""
+    return Fraction(value).limit_denominator(1_000_000)
+
+
+def runtime_known(runtime_min: float | None) -> bool:
+    return runtime_min is not None and runtime_min > 0
+
+
+def evaluated_layers(runtime_min: float | None) -> list[str]:
+    """The layers :func:`run_checks` evaluates: all of them, minus ``runtime_coverage`` when
+    the runtime is unknown (None or not positive)."""
+    return [
+        layer
+        for layer in CHECK_LAYERS
+        if layer != "runtime_coverage" or runtime_known(runtime_min)
+    ]
+
+
+def _fmt_ms(ms: int) -> str:
+    sign = "-" if ms < 0 else ""
+    ms = abs(int(ms))
+    h, rest = divmod(ms, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    s, milli = divmod(rest, 1000)
+    return f"{sign}{h}:{m:02d}:{s:02d}.{milli:03d}"
+
+
+def _truncate(items: list[Any]) -> tuple[list[Any], bool]:
+    return items[:MAX_EVIDENCE_ITEMS], len(items) > MAX_EVIDENCE_ITEMS
+
+
+def check_chronology(frame: pl.DataFrame) -> Flag | None:
+    bad = frame.filter(pl.col("_dur") < 0).select("index", "_dur")
+    if bad.height == 0:
+        return None
+    indices, truncated = _truncate(bad["index"].to_list())
+    durations, _ = _truncate(bad["_dur"].to_list())
+    worst = int(bad["_dur"].min())
+    worst_index = int(bad.filter(pl.col("_dur") == worst)["index"][0])
+    return Flag(
+        layer="chronology",
+        severity="review",
+        detail=(
+            f"{bad.height} block(s) end before they start; worst at index {worst_index} "
+            f"(end - start = {worst} ms)"
+        ),
+        value=float(worst),
+        threshold=0.0,
+        evidence={
+            "count": bad.height,
+            "indices": indices,
+            "durations_ms": durations,
+            "truncated": truncated,
+        },
+    )
+
+
+def check_block_lifespan(frame: pl.DataFrame, thresholds: Thresholds) -> Flag | None:
+    limit = minutes_to_ms(thresholds.block_lifespan_min)
+    bad = frame.filter(pl.col("_dur") >= limit).select("index", "timeframe", "_dur")
+    if bad.height == 0:
+        return None
+    worst = int(bad["_dur"].max())
+    worst_index = int(bad.filter(pl.col("_dur") == worst)["index"][0])
+    indices, truncated = _truncate(bad["index"].to_list())
+    durations, _ = _truncate(bad["_dur"].to_list())
+    return Flag(
+        layer="block_lifespan",
+        severity="review",
+        detail=(
+            f"{bad.height} block(s) last {thresholds.block_lifespan_min:g} min or longer; "
+            f"longest at index {worst_index} lasts {_fmt_ms(worst)}"
+        ),
+        value=worst / 60_000,
+        threshold=thresholds.block_lifespan_min,
+        evidence={
+            "count": bad.height,
+            "indices": indices,
+            "durations_ms": durations,
+            "timeframes": _truncate(bad["timeframe"].to_list())[0],
+            "threshold_ms": limit,
+            "truncated": truncated,
+        },
+    )
+
+
+def check_delayed_onset(frame: pl.DataFrame, thresholds: Thresholds) -> Flag | None:
+    limit = minutes_to_ms(thresholds.delayed_onset_min)
+    first = frame.sort("start_ms", maintain_order=True).head(1)
+    first_start = int(first["start_ms"][0])
+    if first_start <= limit:
+        return None
+    return Flag(
+        layer="delayed_onset",
+        severity="review",
+        detail=(
+            f"the first subtitle starts at {_fmt_ms(first_start)}, after "
+            f"{thresholds.delayed_onset_min:g} min"
+        ),
+        value=first_start / 60_000,
+        threshold=thresholds.delayed_onset_min,
+        evidence={
+            "index": int(first["index"][0]),
+            "first_start_ms": first_start,
+            "threshold_ms": limit,
+        },
+    )
+
+
+def check_runtime_coverage(
+    frame: pl.DataFrame, runtime_min: float | None, thresholds: Thresholds
+) -> Flag | None:
+    if not runtime_known(runtime_min):
+        return None
+    runtime_ms = minutes_to_ms(runtime_min)
+    last = frame.sort("end_ms", descending=True, maintain_order=True).head(1)
+    last_end = int(last["end_ms"][0])
+    ratio = Fraction(max(last_end, 0), runtime_ms)
+    minimum = exact_fraction(thresholds.runtime_coverage_min_ratio)
+    if ratio >= minimum:
+        return None
+    return Flag(
+        layer="runtime_coverage",
+        severity="review",
+        detail=(
+            f"the last subtitle ends at {_fmt_ms(last_end)}, {float(ratio):.1%} of the "
+            f"{runtime_min:g} min runtime (below {float(minimum):.1%})"
+        ),
+        value=float(ratio),
+        threshold=thresholds.runtime_coverage_min_ratio,
+        evidence={
+            "index": int(last["index"][0]),
+            "last_end_ms": last_end,
+            "runtime_ms": runtime_ms,
+        },
+    )
+
+
+def check_macro_interval(frame: pl.DataFrame, thresholds: Thresholds) -> Flag | None:
+    limit = minutes_to_ms(thresholds.macro_interval_min)
+    gaps = frame.select(
+        pl.col("index").alias("before"),
+        pl.col("index").shift(-1).alias("after"),
+        pl.col("end_ms").alias("gap_start_ms"),
+        (pl.col("start_ms").shift(-1) - pl.col("end_ms")).alias("gap_ms"),
+    ).filter(pl.col("gap_ms") >= limit)
+    if gaps.height == 0:
+        return None
+    worst = int(gaps["gap_ms"].max())
+    rows, truncated = _truncate(gaps.to_dicts())
+    worst_row = gaps.filter(pl.col("gap_ms") == worst).row(0, named=True)
+    return Flag(
+        layer="macro_interval",
+        severity="review",
+        detail=(
+            f"{gaps.height} gap(s) of {thresholds.macro_interval_min:g} min or more between "
+            f"adjacent blocks; longest {_fmt_ms(worst)} between index {worst_row['before']} "
+            f"and {worst_row['after']}"
+        ),
+        value=worst / 60_000,
+        threshold=thresholds.macro_interval_min,
+        evidence={
+            "count": gaps.height,
+            "gaps": [{k: int(v) for k, v in row.items()} for row in rows],
+            "threshold_ms": limit,
+            "truncated": truncated,
+        },
+    )
+
+
+def run_checks(
+    entries: pl.DataFrame,
+    language: str,
+    runtime_min: float | None,
+    thresholds: Thresholds,
+) -> list[Flag]:
+    """Every layer of :func:`evaluated_layers` over one track; flags in ``CHECK_LAYERS`` order.
+
+    An empty track raises nothing here (the parser's ``structure`` layer owns empty files).
+    """
+    if entries.height == 0:
+        return []
+    frame = entries.select(
+        pl.col("index").cast(pl.Int64),
+        pl.col("timeframe"),
+        pl.col("start_ms").cast(pl.Int64),
+        pl.col("end_ms").cast(pl.Int64),
+    ).with_columns((pl.col("end_ms") - pl.col("start_ms")).alias("_dur"))
+    flags = [
+        check_chronology(frame),
+        check_block_lifespan(frame, thresholds),
+        check_delayed_onset(frame, thresholds),
+        check_runtime_coverage(frame, runtime_min, thresholds),
+        check_macro_interval(frame, thresholds),
+        _language.check_language(entries, language, thresholds),
+    ]
+    return [flag for flag in flags if flag is not None]
