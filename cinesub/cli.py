@@ -26,8 +26,11 @@ def _home(home: Optional[Path]) -> Path:
 def _prefect_env(home: Path) -> None:
     """Keep Prefect's own state under CINESUB_HOME unless the user configured Prefect."""
     os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
+    Path(os.environ["PREFECT_HOME"]).expanduser().mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # the first start of the ephemeral API server migrates its database: slow on 2 cores
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
 
 @app.command()

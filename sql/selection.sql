@@ -33,7 +33,7 @@ WHERE NOT coalesce(c.machine_translated, false) AND NOT coalesce(c.ai_translated
 
 CREATE OR REPLACE TEMP VIEW chain_groups AS
 SELECT e.imdb_id, l.language,
-       bool_or(ch.decision = 'exclude') AS excluded,
+       coalesce(bool_or(ch.decision = 'exclude'), false) AS excluded,
        min(ch.rank) FILTER (WHERE ch.eff_status IN ('ok', 'retained')) AS clean_rank,
        min(ch.rank) FILTER (WHERE ch.eff_status = 'flagged') AS flagged_rank,
        count(ch.track_status) AS processed,

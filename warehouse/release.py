@@ -101,7 +101,7 @@ def _change_kind(prev_dir: Path, new_tables: dict[str, pa.Table]) -> str:
 
 def build_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
     con.execute(sql_text("release_tables.sql"))
-    return {name: con.execute(f"SELECT * FROM release_{name}").to_arrow_table() for name in TABLES}
+    return {name: con.sql(f"SELECT * FROM release_{name}").to_arrow_table() for name in TABLES}
 
 
 def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], countries: tuple[str, ...]):
@@ -227,6 +227,8 @@ def publish(
 
         db_path = tmp / "cinesub.duckdb"
         with duckdb.connect(str(db_path)) as dbc:
+            # Views keep relative paths so the release can move; binding needs the directory.
+            dbc.execute(f"SET file_search_path = '{tmp}'")
             for name in public:
                 dbc.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{name}.parquet')")
         files["cinesub.duckdb"] = {"rows": None, "note": "views over the Parquet files; open with the release directory as working directory or SET file_search_path"}

@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 BLOCK = {"p", "div", "li", "ul", "ol", "tr", "td", "section", "h1", "h2", "h3", "h4", "table", "article", "header"}
 _WS = re.compile(r"[ \t\r\f\v\u00a0]+")
+_SRC_WS = re.compile(r"[\s\u00a0]+")
 
 
 class Node:
@@ -60,7 +61,7 @@ class Node:
     def _collect(self, parts: list[str]) -> None:
         for c in self.children:
             if isinstance(c, str):
-                parts.append(c)
+                parts.append(_SRC_WS.sub(" ", c))  # source line breaks are whitespace in HTML
             elif c.tag == "br":
                 parts.append("\n")
             elif c.tag in ("script", "style"):

@@ -24,6 +24,13 @@ class AcquireStage(Stage):
         self.search = search
         self.name = f"acquire#{round_no}"
 
+    def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
+        # The local provider's contents are an input; a network provider is searched every build.
+        from flows.build import dir_digest
+        from flows.stages.common import subtitles_root
+
+        return {"subtitles": dir_digest(subtitles_root(ctx))}
+
     def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         provider = make_provider(ctx)
         store = RawStore(ctx.settings.raw_dir)

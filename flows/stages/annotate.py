@@ -31,11 +31,11 @@ class AnnotateStage(Stage):
         rows = []
         totals = {c: 0 for c in CATEGORIES}
         for imdb, track_id in films:
-            entries = con.execute(
+            entries = pl.from_arrow(con.execute(
                 """SELECT "index", clean_content AS content FROM entries
                    WHERE track_id = ? AND clean_content IS NOT NULL ORDER BY "index" """,
                 [track_id],
-            ).pl()
+            ).to_arrow_table())
             result = safety_to_json(scan(entries.select(pl.col("index"), pl.col("content"))))
             for cat in CATEGORIES:
                 c = result[cat]

@@ -1,0 +1,816 @@
+"""Generate the deterministic sample world (issue 2, point 6) and its ground-truth manifest.
+
+``generate(out_dir, seed, n_films)`` writes review pages shaped like Kids-in-Mind and Common Sense
+Media, IMDb dataset files and title pages, and subtitle candidates laid out like a provider dump
+(``subtitles/<tt>/<lang>/<file_id>.srt`` + OpenSubtitles-style ``.json`` sidecar). Everything is a
+pure function of ``(seed, n_films)``: a second run writes byte-identical files.
+
+The manifest (``manifest.json``, also returned) records everything that was planted: the funnel
+gate at which each film must drop, every candidate with its encoding and planted defect or
+boundary case, the candidate the pipeline must select per film and language, the boilerplate
+entries sanitization must remove, the e-mail entries it must redact, the mechanical repairs the
+parser must make, and the English language-safety occurrences. See ``docs/sample_world.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from cinesub.sample import catalog
+from cinesub.sample.encodings import ENCODINGS, MENU
+from cinesub.sample.model import CastEntry, Film
+from cinesub.sample.pages import (
+    BASICS_HEADER,
+    RATINGS_HEADER,
+    basics_row,
+    render_csm,
+    render_imdb_index,
+    render_kim,
+    render_parentalguide,
+    render_plotsummary,
+    ratings_row,
+)
+from cinesub.sample.phrases import A9_CATEGORIES, BOILERPLATE, EMAIL_IDS, KIM_TO_A9, LANGS, PHRASES
+from cinesub.sample.tracks import (
+    MIN,
+    PROVIDER_BODIES,
+    Unit,
+    build_dialogue,
+    corrupt_utf8,
+    header,
+    layout,
+    reading_ms,
+    render_srt,
+    ts,
+)
+from cinesub.settings import COUNTRIES
+
+GENERATOR_VERSION = "1.0"
+
+GATES: list[tuple[int, str]] = [
+    (1, "source_crawl"),
+    (2, "imdb_link"),
+    (3, "entity_link"),
+    (4, "metadata"),
+    (5, "language_coverage"),
+    (6, "country_coverage"),
+]
+
+#: Funnel cases: (case, gate, reason code, human detail). One film each.
+GATE_CASES: list[tuple[str, str, str, str]] = [
+    ("kim_no_link", "imdb_link", "imdb_link_missing", "the Kids-in-Mind page has no IMDb link"),
+    ("kim_short_id", "imdb_link", "imdb_id_malformed", "IMDb link with a 5-digit id (tt12345 form)"),
+    ("kim_long_id", "imdb_link", "imdb_id_malformed", "IMDb link with an 11-digit id"),
+    ("kim_search_url", "imdb_link", "imdb_id_malformed", "IMDb search URL instead of a title link"),
+    ("csm_other_film", "entity_link", "csm_link_mismatch", "the CSM page's IMDb link names a namesake film of another year"),
+    ("csm_missing", "entity_link", "csm_page_missing", "no Common Sense Media page for the film"),
+    ("no_synopsis", "metadata", "synopsis_missing", "IMDb has no synopsis"),
+    ("no_plot", "metadata", "plot_missing", "IMDb has no plot summary"),
+    ("no_certificates", "metadata", "certificates_missing", "IMDb lists no certificates"),
+    ("language_absent", "language_coverage", "language_missing", "no candidates in fa"),
+    ("language_unusable", "language_coverage", "language_unusable", "every ro candidate is defective"),
+    ("country_absent", "country_coverage", "country_missing", "no rating for Sweden"),
+    ("country_unrated_only", "country_coverage", "country_unrated_only", "the only United States entry is Not Rated"),
+]
+MIN_FILMS = len(GATE_CASES) + 4
+
+#: Verification layers whose failure stops ingestion (status "rejected"); the others ingest the
+#: track with a flag (status "flagged"). Either way the pipeline must fall back to the next one.
+STOP_LAYERS = {"provider_body", "timestamp_syntax", "encoding"}
+
+#: Planted defects in rank-1 candidates of passing films: (layer, variant, language, needs a long film).
+DEFECTS: list[tuple[str, str, str, bool]] = [
+    ("block_lifespan", "long_block", "id", True),
+    ("runtime_coverage", "compressed_timeline", "ro", True),
+    ("macro_interval", "long_gap", "ar", True),
+    ("provider_body", "cloudflare_html", "en", False),
+    ("provider_body", "json_quota_error", "id", False),
+    ("provider_body", "guru_meditation", "ro", False),
+    ("timestamp_syntax", "truncated_ms", "ar", False),
+    ("timestamp_syntax", "short_arrow", "vi", False),
+    ("chronology", "inverted_block", "fa", False),
+    ("delayed_onset", "late_start", "en", False),
+    ("language_mismatch", "en_text", "ro", False),
+    ("language_mismatch", "ar_text", "fa", False),
+    ("encoding", "invalid_utf8_run", "vi", False),
+    ("encoding", "random_binary", "ar", False),
+]
+#: Boundary non-defects (must NOT be flagged) in rank-1 candidates: (name, language, needs a long film).
+BOUNDARIES: list[tuple[str, str, bool]] = [
+    ("gap_14m59", "ro", True),
+    ("block_14m59", "vi", True),
+    ("onset_4m59", "en", False),
+    ("ms_separator_colon", "ar", False),
+    ("ms_separator_dot", "id", False),
+]
+BOUNDARY_MS = 14 * MIN + 59_000  # 14:59.000
+ONSET_BOUNDARY_MS = 4 * MIN + 59_000  # 4:59.000
+
+
+def _rng(seed: int, *scope: object) -> random.Random:
+    return random.Random("cinesub-sample/" + "/".join(str(s) for s in (seed, *scope)))
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Films
+# --------------------------------------------------------------------------------------------
+def _imdb_id(rng: random.Random, year: int, used: set[str]) -> str:
+    while True:
+        if year >= 2019:
+            tt = f"tt{rng.randint(10_000_000, 29_999_999)}"
+        else:
+            y = max(1970, year) - 1970
+            tt = f"tt{rng.randint(60_000 + y * 40_000, 90_000 + y * 45_000):07d}"
+        if tt not in used:
+            used.add(tt)
+            return tt
+
+
+def _profanity(rng: random.Random, level: int) -> dict[str, int]:
+    ranges = [
+        {"f_words": (0, 0), "scatological": (0, 0), "anatomical": (0, 0), "mild": (0, 2), "religious": (0, 3)},
+        {"f_words": (0, 0), "scatological": (0, 2), "anatomical": (0, 1), "mild": (1, 6), "religious": (1, 8)},
+        {"f_words": (0, 1), "scatological": (1, 6), "anatomical": (0, 3), "mild": (4, 15), "religious": (3, 15)},
+        {"f_words": (4, 30), "scatological": (3, 12), "anatomical": (1, 6), "mild": (6, 20), "religious": (5, 20)},
+        {"f_words": (25, 60), "scatological": (6, 20), "anatomical": (3, 10), "mild": (8, 25), "religious": (8, 25)},
+    ][level]
+    return {k: rng.randint(a, b) for k, (a, b) in ranges.items()}
+
+
+def _kim_counts(rng: random.Random, true: dict[str, int]) -> dict[str, int]:
+    """What the KIM reviewer printed: usually the true count, sometimes off (never forced to agree)."""
+    r = rng.random()
+    if r < 0.70:
+        return dict(true)
+    if r < 0.95:
+        return {k: max(0, v + rng.randint(-2, 2)) if v else v for k, v in true.items()}
+    out = dict(true)
+    out["f_words"] = true["f_words"] + rng.randint(10, 20)
+    return out
+
+
+def _language_score(true: dict[str, int]) -> int:
+    f = true["f_words"]
+    if f >= 40:
+        return 10
+    if f >= 20:
+        return 9
+    if f >= 10:
+        return 8
+    if f >= 1:
+        return 6
+    return min(5, 1 + (true["scatological"] + true["anatomical"] + true["mild"] + true["religious"]) // 8)
+
+
+def _certificates(
+    rng: random.Random, level: int, old_names: bool, drop_country: str | None, unrated_only: str | None
+) -> tuple[list[str], list[dict]]:
+    entries: list[str] = []
+    primary: list[dict] = []
+    names = {c: (catalog.OLD_COUNTRY_NAMES.get(c, c) if old_names else c) for c in COUNTRIES}
+    for country in COUNTRIES:
+        name = names[country]
+        if country == drop_country:
+            continue
+        if country == unrated_only:
+            raw = f"{name}:Not Rated"
+            entries.append(raw)
+            primary.append({"country": country, "raw": raw, "label": None})
+            continue
+        lvl = min(4, max(0, level + rng.choice([-1, 0, 0, 0, 1])))
+        label_raw, label = rng.choice(catalog.LADDER[country][lvl])
+        raw = f"{name}:{label_raw}"
+        entries.append(raw)
+        primary.append({"country": country, "raw": raw, "label": label})
+        if rng.random() < 0.25:
+            again = catalog.RERATING.get((country, label_raw), label_raw)
+            entries.append(f"{name}:{again}::{rng.choice(catalog.NOTES)}")
+    us = names["United States"]
+    if unrated_only != "United States" and drop_country != "United States":
+        if rng.random() < 0.35:
+            entries.append(f"{us}:{rng.choice(catalog.TV_RATINGS)}::(TV rating)")
+        if rng.random() < 0.15:
+            entries.append(f"{us}:Unrated::(unrated version)")
+    if rng.random() < 0.12 and drop_country != "Germany" and unrated_only != "Germany":
+        entries.append(f"{names['Germany']}:Not Rated::(director's cut)")
+    entries += rng.sample(catalog.OTHER_CERTS, rng.randint(2, 5))
+    entries.sort(key=lambda e: e.split(":", 1)[0])  # IMDb lists countries alphabetically
+    return entries, primary
+
+
+def _kim_link(rng: random.Random, tt: str) -> str:
+    forms = [
+        f"https://www.imdb.com/title/{tt}/",
+        f"http://www.imdb.com/title/{tt}",
+        f"https://m.imdb.com/title/{tt}/?ref_=fn_al_tt_1",
+        f"https://www.imdb.com/title/{tt}/parentalguide",
+        f"http://imdb.com/title/{tt}/reviews?ref_=tt_urv",
+    ]
+    return rng.choice(forms)
+
+
+def _make_film(idx: int, title: str, case: str | None, seed: int, used_ids: set[str], email_pid: int | None) -> Film:
+    rng = _rng(seed, "film", idx)
+    year = rng.randint(1977, 2024)
+    month, day = rng.randint(1, 12), rng.randint(1, 28)
+    runtime = rng.randint(85, 150)
+    tt = _imdb_id(rng, year, used_ids)
+    level = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4])
+    slug = catalog.slugify(title)
+    kim_id = f"{slug}-{year}"
+    kim_url = f"https://kids-in-mind.com/{slug[0]}/{kim_id}-parents-guide.htm"
+    kim_link: str | None = _kim_link(rng, tt)
+    if case is None and len(tt) == 9 and rng.random() < 0.1:
+        kim_link = f"http://www.imdb.com/Title?{tt[2:]}"  # legacy IMDb title URL form
+    csm_id: str | None = slug
+    csm_link: str | None = rng.choice([f"https://www.imdb.com/title/{tt}/", f"http://www.imdb.com/title/{tt}/?ref_=nv_sr_1"])
+    genres = sorted(rng.sample(catalog.GENRES, rng.randint(1, 3)))
+    origin = [rng.choice(catalog.ORIGIN_COUNTRIES[:2]) if rng.random() < 0.6 else rng.choice(catalog.ORIGIN_COUNTRIES)]
+    if rng.random() < 0.3:
+        extra = rng.choice(catalog.ORIGIN_COUNTRIES)
+        if extra not in origin:
+            origin.append(extra)
+    countries = [c for c, _ in origin]
+    languages: list[str] = []
+    for _, lang in origin:
+        if lang not in languages:
+            languages.append(lang)
+    names = catalog.people(rng, 20)
+    directors, writers = names[:rng.randint(1, 2)], names[2:2 + rng.randint(1, 3)]
+    cast: list[CastEntry] = []
+    actors = names[5:5 + rng.randint(6, 12)]
+    char_first = rng.sample(catalog.FIRST, len(actors))
+    for actor, first in zip(actors, char_first):
+        char = first + " " + rng.choice(catalog.LAST)
+        chars = [char] if rng.random() > 0.1 else [char, f"Young {char.split()[0]}"]
+        additional = [rng.choice(["(voice)", "(uncredited)", f"(as {actor.split()[0][0]}. {actor.split()[1]})"])] if rng.random() < 0.15 else []
+        cast.append(CastEntry(actor, chars, additional))
+    a, b, c = (x.characters[0].split()[0] for x in cast[:3])
+    job, place = rng.choice(catalog.JOBS), rng.choice(catalog.PLACES)
+    incident, goal = rng.choice(catalog.INCIDENTS), rng.choice(catalog.GOALS)
+    plot = f"{a}, a {job} in {place}, {incident} and must {goal}."
+    summaries = [(plot, catalog.person(rng))]
+    if rng.random() < 0.7:
+        summaries.append((f"When {a} {incident}, old loyalties are tested as {b} and {c} are drawn into a secret that could destroy them all.", catalog.person(rng)))
+    middle = rng.sample(catalog.SYN_MIDDLE, rng.randint(4, 7))
+    sentences = [f"The film opens in {place}, where {a} works as a {job}."] + [s.format(a=a, b=b, c=c) for s in middle]
+    sentences.append(rng.choice(catalog.ENDINGS).format(a=a, b=b, c=c))
+    half = len(sentences) // 2
+    synopsis: str | None = " ".join(sentences[:half]) + "\n\n" + " ".join(sentences[half:])
+    description: str | None = plot
+    old_names = rng.random() < 0.15
+    cert_style = "modern" if rng.random() < 0.25 else "inline"
+    drop_country = "Sweden" if case == "country_absent" else None
+    unrated_only = "United States" if case == "country_unrated_only" else None
+    certificates, ratings = _certificates(rng, level, old_names, drop_country, unrated_only)
+    mpaa = next((r["raw"].split(":", 1)[1] for r in ratings if r["country"] == "United States"), "Not Rated")
+    true_counts = _profanity(rng, level)
+    kim_counts = _kim_counts(rng, true_counts)
+    n_entries = max(1000 + rng.randint(0, 60), round(runtime * rng.uniform(9.5, 11.0)))
+    film = Film(
+        idx=idx, title=title, year=year, release_date=f"{year}-{month:02d}-{day:02d}", runtime_min=runtime,
+        imdb_id=tt, level=level, kim_id=kim_id, kim_url=kim_url, kim_link=kim_link, csm_id=csm_id,
+        csm_url=f"https://www.commonsensemedia.org/movie-reviews/{slug}", csm_link=csm_link, genres=genres,
+        countries=countries, languages=languages, directors=directors, writers=writers, cast=cast,
+        keywords=sorted(rng.sample(catalog.KEYWORDS, rng.randint(3, 7))), summaries=summaries,
+        synopsis=synopsis, description=description, certificates=certificates, cert_style=cert_style,
+        ratings=ratings, imdb_rating=round(rng.uniform(4.5, 8.9), 1), votes=rng.randint(1_000, 900_000),
+        mpaa=mpaa,
+        kim_scores={"sex": min(10, max(0, level * 2 + rng.randint(-1, 2))),
+                    "violence": min(10, max(0, level * 2 + rng.randint(-1, 2))),
+                    "language": _language_score(true_counts)},
+        kim_counts=kim_counts, true_counts=true_counts,
+        kim_message=rng.choice([
+            "Telling the truth is harder than hiding it, but it is the only way to heal.",
+            "Family is what you build, not only what you are born into.",
+            "Courage means standing by the people who depend on you.",
+            "Revenge hurts the one who seeks it more than the one it targets.",
+            "It is never too late to make amends.",
+        ]),
+        kim_texts={
+            "intro": f"{a}, a {job} in {place}, {incident}. With {', '.join(x.actor for x in cast[:3])}.",
+            "sex": rng.choice(["A man and a woman kiss briefly.", "A couple kisses in bed; no nudity is shown.",
+                               "A woman wears a low-cut dress at a party.", "No sexual content."]),
+            "violence": rng.choice(["A man is punched in the face and falls.", "A car crashes into a wall; a man is injured.",
+                                    "A man is shot in the shoulder; we see blood on his shirt.", "Two men argue and shove each other."]),
+            "substance": rng.choice(["People drink wine at dinner.", "A man smokes cigarettes throughout.",
+                                     "A man drinks heavily and passes out.", "No substance use."]),
+            "topics": rng.choice(["grief, family secrets, loyalty", "debt, crime, forgiveness", "friendship, betrayal, trust"]),
+        },
+        csm_age=rng.choice(catalog.CSM_AGE[level]),
+        csm_one_liner=rng.choice(["Moving drama about family and forgiveness.", "Tense thriller with some strong language.",
+                                  "Gentle story of second chances.", "Atmospheric mystery with mild peril."]),
+        csm_parents=(
+            f"Parents need to know that {title} is a {genres[0].lower()} film about {a}, a {job} who {incident}. "
+            f"Expect {'frequent strong language' if level >= 3 else 'some mild language'} and "
+            f"{'scenes of violence' if level >= 2 else 'little violence'}."
+        ),
+        storyline=f"In {title.upper()}, {a} ({cast[0].actor}) is a {job} in {place} who {incident}. "
+                  f"Helped by {b} ({cast[1].actor}), {a} must {goal}.",
+        n_entries=n_entries,
+    )
+    film.dialogue = build_dialogue(_rng(seed, "dialogue", idx), n_entries, true_counts, email_pid)
+    # -- the funnel case ---------------------------------------------------------------------
+    if case is not None:
+        _, gate, reason, detail = next(g for g in GATE_CASES if g[0] == case)
+        film.expected_drop_gate, film.expected_drop_reason, film.expected_drop_detail = gate, reason, detail
+    if case == "kim_no_link":
+        film.kim_link = None
+    elif case == "kim_short_id":
+        film.kim_link = f"https://www.imdb.com/title/tt{tt[2:7]}/"
+    elif case == "kim_long_id":
+        film.kim_link = "https://www.imdb.com/title/tt12345678901/"
+    elif case == "kim_search_url":
+        film.kim_link = f"https://www.imdb.com/find?q={slug.replace('-', '+')}+{year}&s=tt&ref_=fn_al_tt_mr"
+    elif case == "csm_missing":
+        film.csm_id = film.csm_url = film.csm_link = None
+    elif case == "no_synopsis":
+        film.synopsis = None
+    elif case == "no_plot":
+        film.summaries, film.description = [], None
+    elif case == "no_certificates":
+        film.certificates, film.ratings = [], []
+    elif case == "language_absent":
+        film.missing_language = "fa"
+    elif case == "language_unusable":
+        film.unusable_language = "ro"
+    film.has_subtitles = not (case or "").startswith("kim_")
+    return film
+
+
+# --------------------------------------------------------------------------------------------
+# Candidates
+# --------------------------------------------------------------------------------------------
+class _EncodingCycle:
+    """Round-robin over a shuffled, weighted menu per language, so every encoding is used."""
+
+    def __init__(self, seed: int):
+        self._cycles: dict[str, list[str]] = {}
+        self._pos: dict[str, int] = {}
+        for lang in LANGS:
+            items = [label for label, w in MENU[lang] for _ in range(w)]
+            _rng(seed, "encodings", lang).shuffle(items)
+            self._cycles[lang], self._pos[lang] = items, 0
+
+    def next(self, lang: str) -> str:
+        items = self._cycles[lang]
+        label = items[self._pos[lang] % len(items)]
+        self._pos[lang] += 1
+        return label
+
+
+def _download_counts(rng: random.Random, k: int) -> list[int]:
+    counts = [rng.randint(900, 60_000)]
+    for _ in range(k - 1):
+        counts.append(max(1, min(counts[-1] - 1, int(counts[-1] * rng.uniform(0.25, 0.85)))))
+    return counts
+
+
+def _sidecar(rng: random.Random, film: Film, lang: str, file_id: int, count: int, rank: int, k: int) -> dict:
+    legacy = rng.randint(3_000_000, 9_999_999)
+    mt = rank == k and k >= 3 and rng.random() < 0.5
+    group = rng.choice(["YIFY", "SPARKS", "RARBG", "GECKOS", "FGT", "NTb", "AMIABLE"])
+    res = rng.choice(["720p", "1080p", "2160p"])
+    release = f"{film.title.replace(' ', '.').replace(chr(39), '')}.{film.year}.{res}.BluRay.x264-{group}"
+    uploader = rng.choice([("Anonymous", "anonymous", None), ("explosiveskull", "translator", 44112),
+                           ("subtitlesteam", "trusted", 90210), ("kitty_subs", "Bronze member", 31337),
+                           ("moviebuff77", "Sub leecher", 77777)])
+    return {
+        "subtitle_id": str(rng.randint(1_000_000, 9_999_999)),
+        "language": lang,
+        "download_count": count,
+        "new_download_count": count // rng.randint(3, 20),
+        "hearing_impaired": rng.random() < 0.15,
+        "hd": res != "720p",
+        "fps": rng.choice([23.976, 24.0, 25.0]),
+        "votes": rng.randint(0, 12),
+        "ratings": round(rng.choice([0.0, 0.0, 6.0, 8.0, 10.0]), 1),
+        "from_trusted": uploader[1] == "trusted",
+        "foreign_parts_only": False,
+        "upload_date": f"{rng.randint(max(film.year, 2008), 2025)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}Z",
+        "file_hashes": [],
+        "ai_translated": mt and rng.random() < 0.5,
+        "nb_cd": 1,
+        "slug": f"{legacy}-{catalog.slugify(release)}",
+        "machine_translated": mt,
+        "release": release,
+        "comments": rng.choice([None, "", "Resynced for BluRay release.", "Corrected some typos."]),
+        "legacy_subtitle_id": legacy,
+        "legacy_uploader_id": rng.randint(100_000, 9_999_999),
+        "uploader": {"uploader_id": uploader[2], "name": uploader[0], "rank": uploader[1]},
+        "feature_details": {
+            "feature_id": 500_000 + film.idx,
+            "feature_type": "Movie",
+            "year": film.year,
+            "title": film.title,
+            "movie_name": f"{film.year} - {film.title}",
+            "imdb_id": int(film.imdb_id[2:]),
+            "tmdb_id": 10_000 + film.idx * 7,
+        },
+        "url": f"https://www.opensubtitles.com/{lang}/subtitles/legacy/{legacy}",
+        "related_links": [{"label": f"All subtitles for {film.title.lower()}",
+                           "url": f"https://www.opensubtitles.com/{lang}/movies/{film.year}-{catalog.slugify(film.title)}",
+                           "img_url": f"https://s9.opensubtitles.com/features/{500_000 + film.idx}.jpg"}],
+        "files": [{"file_id": file_id, "cd_number": 1, "file_name": release}],
+    }
+
+
+class _World:
+    def __init__(self, out: Path, seed: int):
+        self.out, self.seed = out, seed
+        self.candidates: list[dict] = []
+        self.boilerplate: list[dict] = []
+        self.emails: list[dict] = []
+        self.repairs: list[dict] = []
+        self.selection: list[dict] = []
+        self.language_safety: list[dict] = []
+        self.file_ids: set[int] = set()
+        self.encodings = _EncodingCycle(seed)
+
+    def file_id(self, rng: random.Random) -> int:
+        while True:
+            fid = rng.randint(1_000_000, 12_999_999)
+            if fid not in self.file_ids:
+                self.file_ids.add(fid)
+                return fid
+
+    # ----------------------------------------------------------------------------------------
+    def film_language(self, film: Film, lang: str, special: tuple[str, str, str] | None, passing: bool) -> None:
+        """Plan, render and write the candidates of one film and language.
+
+        ``special`` is ("defect", layer, variant) or ("boundary", name, "") for the rank-1 candidate.
+        """
+        rng = _rng(self.seed, "slot", film.imdb_id, lang)
+        reaches_gate5 = film.expected_drop_gate in (None, "language_coverage", "country_coverage")
+        if film.missing_language == lang:
+            self.selection.append({"imdb_id": film.imdb_id, "language": lang, "file_id": None})
+            return
+        if film.unusable_language == lang:
+            plans = [("defect", "provider_body", "cloudflare_html"), ("defect", "language_mismatch", "en_text")]
+        else:
+            k = rng.choice([2, 2, 2, 3, 3, 3, 3, 4, 4]) if passing else 2
+            plans = [special] + [None] * (k - 1)
+        counts = _download_counts(rng, len(plans))
+        selected: str | None = None
+        for rank, (plan, count) in enumerate(zip(plans, counts, strict=True), start=1):
+            fid = self.file_id(rng)
+            cand = self.candidate(film, lang, rank, len(plans), fid, count, plan, passing)
+            if selected is None and cand["defect_layer"] is None:
+                selected = cand["file_id"]
+        if reaches_gate5:
+            self.selection.append({"imdb_id": film.imdb_id, "language": lang, "file_id": selected})
+
+    def candidate(self, film: Film, lang: str, rank: int, k: int, fid: int, count: int,
+                  plan: tuple[str, str, str] | None, passing: bool) -> dict:
+        rng = _rng(self.seed, "cand", film.imdb_id, lang, rank)
+        layer = plan[1] if plan and plan[0] == "defect" else None
+        variant = plan[2] if plan and plan[0] == "defect" else None
+        boundary = plan[1] if plan and plan[0] == "boundary" else None
+        rel = Path("subtitles") / film.imdb_id / lang
+        eol = "crlf" if rng.random() < 0.6 else "lf"
+        detail: str | None = None
+        n_entries: int | None = None
+        first_start = last_end = None
+        text_sha: str | None = None
+        if layer == "provider_body":
+            body = PROVIDER_BODIES[variant](rng)
+            raw = body.encode("utf-8")
+            label, codec, eol = "utf-8", "utf-8", "lf"
+            text_sha = _sha(unicodedata.normalize("NFC", body).encode("utf-8"))
+            detail = {"cloudflare_html": "Cloudflare 520 error page saved as .srt",
+                      "json_quota_error": "OpenSubtitles JSON quota error body saved as .srt",
+                      "guru_meditation": "Varnish 503 'Guru Meditation' page saved as .srt"}[variant]
+        elif layer == "encoding" and variant == "random_binary":
+            raw = rng.randbytes(rng.randint(30_000, 60_000))
+            label, codec, eol = "binary", None, None
+            detail = "random binary bytes"
+        else:
+            text_lang = lang
+            if layer == "language_mismatch":
+                text_lang = {"en_text": "en", "ar_text": "ar"}[variant]
+                detail = f"the {lang} slot holds {text_lang} dialogue"
+            clean = layer is None
+            lead: list[tuple[str, str]] = []
+            trail: list[tuple[str, str]] = []
+            if clean and self._wants_boilerplate(film, lang, rank, rng):
+                pool = BOILERPLATE[lang]
+                if boundary != "onset_4m59":
+                    lead = rng.sample(pool, rng.randint(1, 2))
+                trail = rng.sample(pool, rng.randint(1, 2))
+            units = film.dialogue
+            texts = [t for t, _ in lead] + [u.text(text_lang) for u in units] + [t for t, _ in trail]
+            n = len(texts)
+            off = len(lead)
+            durs = [reading_ms(rng, t) for t in texts]
+            runtime_ms = film.runtime_min * MIN
+            first_start = rng.randint(60_000, 180_000)
+            last_end = int(runtime_ms * rng.uniform(0.88, 0.96))
+            fixed_gaps: dict[int, int] = {}
+            fixed_durs: dict[int, int] = {}
+            mid = rng.randint(int(n * 0.3), int(n * 0.7))
+            if layer == "delayed_onset":
+                first_start = rng.randint(5 * MIN + 30_000, 9 * MIN)
+                detail = f"first subtitle at {ts(first_start)}"
+            elif boundary == "onset_4m59":
+                first_start = ONSET_BOUNDARY_MS
+            elif layer == "runtime_coverage":
+                last_end = int(runtime_ms * rng.uniform(0.52, 0.60))
+                detail = f"last end {ts(last_end)} = {last_end / runtime_ms:.3f} of the runtime"
+            elif layer == "macro_interval":
+                fixed_gaps[mid] = rng.randint(16 * MIN, 22 * MIN)
+                detail = f"gap of {fixed_gaps[mid] / MIN:.2f} min after entry {mid + 1}"
+            elif boundary == "gap_14m59":
+                fixed_gaps[mid] = BOUNDARY_MS
+            elif layer == "block_lifespan":
+                fixed_durs[mid] = rng.randint(15 * MIN + 30_000, 19 * MIN)
+                detail = f"entry {mid + 1} lasts {fixed_durs[mid] / MIN:.2f} min"
+            elif boundary == "block_14m59":
+                fixed_durs[mid] = BOUNDARY_MS
+            starts, ends = layout(rng, durs, first_start, last_end, fixed_gaps, fixed_durs)
+            headers = [header(s, e) for s, e in zip(starts, ends, strict=True)]
+            broken: list[int] = []
+            if layer == "chronology":
+                ends[mid] = starts[mid] - rng.randint(800, 4000)
+                headers[mid] = header(starts[mid], ends[mid])
+                detail = f"entry {mid + 1}: {headers[mid]}"
+            elif layer == "timestamp_syntax":
+                if variant == "truncated_ms":
+                    headers[mid] = f"{ts(starts[mid])[:-2]} --> {ts(ends[mid])[:-2]}:"
+                else:
+                    headers[mid] = f"{ts(starts[mid])} -> {ts(ends[mid])}"
+                broken.append(mid)
+            repaired: list[tuple[int, str]] = []
+            if boundary in ("ms_separator_colon", "ms_separator_dot"):
+                sep = ":" if boundary == "ms_separator_colon" else "."
+                for j in sorted(rng.sample(range(int(n * 0.1), int(n * 0.9)), 2)):
+                    headers[j] = header(starts[j], ends[j], sep)
+                    repaired.append((j, header(starts[j], ends[j])))
+            text, header_lines = render_srt(headers, texts, eol)
+            if layer == "timestamp_syntax":
+                detail = f"line {header_lines[mid]}: {headers[mid]}"
+            if layer == "encoding":  # invalid_utf8_run
+                raw = corrupt_utf8(rng, text.encode("utf-8"))
+                label, codec = "invalid-utf-8", None
+                detail = "UTF-8 text with runs of invalid bytes in about 12% of the text lines"
+            else:
+                label = "utf-8" if layer == "language_mismatch" else self.encodings.next(lang)
+                enc = ENCODINGS[label]
+                raw = enc.encode(text)
+                codec = enc.codec
+                decoded = unicodedata.normalize("NFC", raw.decode(codec))
+                text_sha = _sha(decoded.encode("utf-8"))
+            n_entries = n
+            fid_s = str(fid)
+            if clean:
+                for i, (_, kind) in enumerate(lead):
+                    self.boilerplate.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s, "index": i + 1, "kind": kind})
+                for i, (_, kind) in enumerate(trail):
+                    self.boilerplate.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s, "index": off + len(units) + i + 1, "kind": kind})
+                for j, u in enumerate(units):
+                    if u.pids[0] in EMAIL_IDS and len(u.pids) == 1:
+                        self.emails.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s, "index": off + j + 1})
+                for j, after in repaired:
+                    self.repairs.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s,
+                                         "line": header_lines[j], "before": headers[j], "after": after})
+                if lang == "en":
+                    self._safety_evidence(film, fid_s, units, off)
+        path = self.out / rel / f"{fid}.srt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(raw)
+        side = _sidecar(rng, film, lang, fid, count, rank, k)
+        (self.out / rel / f"{fid}.json").write_text(json.dumps(side, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        cand = {
+            "imdb_id": film.imdb_id,
+            "language": lang,
+            "file_id": str(fid),
+            "rank": rank,
+            "download_count": count,
+            "path": (rel / f"{fid}.srt").as_posix(),
+            "encoding": label,
+            "codec": codec,
+            "bom": label in ("utf-8-sig", "utf-16-le", "utf-16-be"),
+            "eol": eol,
+            "defect_layer": layer,
+            "defect_variant": variant,
+            "defect_detail": detail,
+            "boundary_case": boundary,
+            "expected_status": "ok" if layer is None else ("rejected" if layer in STOP_LAYERS else "flagged"),
+            "entries": n_entries,
+            "first_start_ms": first_start,
+            "last_end_ms": last_end,
+            "machine_translated": side["machine_translated"],
+            "ai_translated": side["ai_translated"],
+            "size": len(raw),
+            "sha256": _sha(raw),
+            "text_sha256": text_sha,
+        }
+        self.candidates.append(cand)
+        return cand
+
+    def _wants_boilerplate(self, film: Film, lang: str, rank: int, rng: random.Random) -> bool:
+        if film.expected_drop_gate is None and (film.idx + LANGS.index(lang)) % 3 == 0:
+            return True  # forced on a third of the passing films' candidates per language
+        return rng.random() < 0.12
+
+    def _safety_evidence(self, film: Film, fid: str, units: list[Unit], off: int) -> None:
+        cats: dict[str, dict[str, Any]] = {c: {"occurrenceCount": 0, "evidenceLineCount": 0, "evidenceSubtitleIndices": []} for c in A9_CATEGORIES}
+        for j, u in enumerate(units):
+            hit: set[str] = set()
+            for pid in u.pids:
+                for kim_cat, n in PHRASES[pid].tags.items():
+                    cat = KIM_TO_A9[kim_cat]
+                    cats[cat]["occurrenceCount"] += n
+                    hit.add(cat)
+            for cat in sorted(hit):
+                cats[cat]["evidenceLineCount"] += 1
+                cats[cat]["evidenceSubtitleIndices"].append(off + j + 1)
+        self.language_safety.append({"imdb_id": film.imdb_id, "file_id": fid, "categories": cats})
+
+
+# --------------------------------------------------------------------------------------------
+# Specials: which rank-1 candidate of which passing film carries which defect / boundary case
+# --------------------------------------------------------------------------------------------
+def _assign_specials(passing: list[Film]) -> dict[tuple[str, str], tuple[str, str, str]]:
+    specials: list[tuple[tuple[str, str, str], str, bool]] = [
+        (("defect", layer, variant), lang, long) for layer, variant, lang, long in DEFECTS
+    ] + [(("boundary", name, ""), lang, long) for name, lang, long in BOUNDARIES]
+    specials.sort(key=lambda s: not s[2])  # long-film cases first
+    load: dict[str, int] = {f.imdb_id: 0 for f in passing}
+    out: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for plan, lang, long in specials:
+        choices = [f for f in passing if (f.imdb_id, lang) not in out]
+        if not choices:
+            raise ValueError("too few passing films for the planted cases; raise n_films")
+        if long:
+            film = min(choices, key=lambda f: (load[f.imdb_id], -f.runtime_min, f.idx))
+        else:
+            film = min(choices, key=lambda f: (load[f.imdb_id], f.idx))
+        out[(film.imdb_id, lang)] = plan
+        load[film.imdb_id] += 1
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------------
+_OWNED = ("world.json", "manifest.json", "kim", "csm", "imdb", "subtitles")
+
+
+def _prepare(out: Path) -> None:
+    if out.exists() and any(out.iterdir()):
+        if not (out / "world.json").is_file():
+            raise FileExistsError(f"{out} is not empty and holds no sample world; refusing to write into it")
+        for name in _OWNED:
+            p = out / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
+def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
+    """Write the sample world under ``out_dir`` and return its ground-truth manifest.
+
+    Deterministic: the same ``(seed, n_films)`` always yields byte-identical files. An existing
+    sample world in ``out_dir`` is replaced; any other non-empty directory is refused.
+    """
+    if n_films < MIN_FILMS:
+        raise ValueError(f"n_films must be at least {MIN_FILMS} (one film per funnel case plus passing films)")
+    out = Path(out_dir)
+    _prepare(out)
+    rng = _rng(seed, "world")
+    titles = catalog.titles(rng, n_films)
+    order = list(range(n_films))
+    rng.shuffle(order)
+    case_of: dict[int, str] = {order[i]: GATE_CASES[i][0] for i in range(len(GATE_CASES))}
+    passing_idx = sorted(i for i in range(n_films) if i not in case_of)
+    email_films = {passing_idx[1]: EMAIL_IDS[0], passing_idx[-2]: EMAIL_IDS[1]}
+    used_ids: set[str] = set()
+    films = [_make_film(i, titles[i], case_of.get(i), seed, used_ids, email_films.get(i)) for i in range(n_films)]
+    passing = [f for f in films if f.expected_drop_gate is None]
+    # Old IMDb country names and the modern certificates layout on at least two passing films each.
+    for f in passing[:2]:
+        f.certificates = [
+            c.replace("United Kingdom:", "UK:").replace("United States:", "USA:") for c in f.certificates
+        ]
+        f.ratings = [dict(r, raw=r["raw"].replace("United Kingdom:", "UK:").replace("United States:", "USA:")) for r in f.ratings]
+    for f in passing[2:4]:
+        f.cert_style = "modern"
+
+    # -- unrelated IMDb titles, among them the namesake the mismatching CSM page links to ---------
+    extra_rows: list[tuple[str, str, str, str, int | None, int | None, int | None, list[str]]] = []
+    for f in films:
+        if f.expected_drop_reason == "csm_link_mismatch":
+            other = _imdb_id(rng, f.year - 25, used_ids)
+            f.csm_link = f"https://www.imdb.com/title/{other}/"
+            extra_rows.append((other, "movie", f.title, f.title, f.year - rng.randint(15, 30), None, rng.randint(80, 120), ["Drama"]))
+    extra_rows += [
+        (_imdb_id(rng, 2011, used_ids), "tvSeries", "Harbour Police", "Harbour Police", 2011, 2015, 44, ["Crime", "Drama"]),
+        (_imdb_id(rng, 2012, used_ids), "tvEpisode", "Episode #1.3", "Episode #1.3", 2012, None, 43, ["Crime", "Drama"]),
+        (_imdb_id(rng, 2016, used_ids), "short", "The Lantern", "Felinarul", 2016, None, 14, ["Short"]),
+        (_imdb_id(rng, 2020, used_ids), "videoGame", "Storm Harbor: The Game", "Storm Harbor: The Game", 2020, None, None, ["Action", "Adventure"]),
+        (_imdb_id(rng, 1999, used_ids), "tvMovie", "A Quiet Christmas", "A Quiet Christmas", 1999, None, 88, ["Drama", "Family"]),
+        (_imdb_id(rng, 2005, used_ids), "movie", "Untitled Calder Project", "Untitled Calder Project", None, None, None, []),
+    ]
+
+    # -- pages -----------------------------------------------------------------------------------
+    for f in films:
+        _write(out / "kim" / f"{f.kim_id}.html", render_kim(f))
+        if f.csm_id:
+            _write(out / "csm" / f"{f.csm_id}.html", render_csm(f))
+        tdir = out / "imdb" / "title" / f.imdb_id
+        _write(tdir / "index.html", render_imdb_index(f))
+        _write(tdir / "plotsummary.html", render_plotsummary(f))
+        _write(tdir / "parentalguide.html", render_parentalguide(f))
+    basics = [basics_row(f.imdb_id, "movie", f.title, f.title, f.year, None, f.runtime_min, f.genres) for f in films]
+    basics += [basics_row(*r) for r in extra_rows]
+    basics.sort(key=lambda r: r.split("\t", 1)[0])
+    _write(out / "imdb" / "title.basics.tsv", BASICS_HEADER + "\n" + "\n".join(basics) + "\n")
+    ratings = [ratings_row(f.imdb_id, f.imdb_rating, f.votes) for f in films]
+    ratings += [ratings_row(r[0], round(rng.uniform(5.0, 8.0), 1), rng.randint(20, 5000)) for r in extra_rows[:-1]]
+    ratings.sort(key=lambda r: r.split("\t", 1)[0])
+    _write(out / "imdb" / "title.ratings.tsv", RATINGS_HEADER + "\n" + "\n".join(ratings) + "\n")
+
+    # -- subtitles -----------------------------------------------------------------------------
+    world = _World(out, seed)
+    specials = _assign_specials(passing)
+    for f in films:
+        if not f.has_subtitles:
+            continue
+        for lang in LANGS:
+            world.film_language(f, lang, specials.get((f.imdb_id, lang)), passing=f.expected_drop_gate is None)
+
+    manifest = _manifest(seed, n_films, films, world)
+    _write(out / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1) + "\n")
+    _write(out / "world.json", json.dumps({"seed": seed, "n_films": n_films, "generator_version": GENERATOR_VERSION}, indent=2) + "\n")
+    return manifest
+
+
+def _manifest(seed: int, n_films: int, films: list[Film], world: _World) -> dict:
+    film_rows = []
+    for f in films:
+        canonical = f.imdb_id if f.expected_drop_gate != "imdb_link" else None
+        film_rows.append({
+            "kim_id": f.kim_id,
+            "kim_url": f.kim_url,
+            "csm_id": f.csm_id,
+            "imdb_id": canonical,
+            "true_imdb_id": f.imdb_id,
+            "kim_imdb_link": f.kim_link,
+            "csm_imdb_link": f.csm_link,
+            "title": f.title,
+            "year": f.year,
+            "runtime_min": f.runtime_min,
+            "expected_drop_gate": f.expected_drop_gate,
+            "expected_drop_reason": f.expected_drop_reason,
+            "expected_drop_detail": f.expected_drop_detail,
+            "genres": f.genres,
+            "countries": f.countries,
+            "languages": f.languages,
+            "age_suitability": f.csm_age if f.csm_id else None,
+            "has_plot": bool(f.summaries),
+            "has_synopsis": f.synopsis is not None,
+            "certificates": f.certificates,
+            "ratings": f.ratings,
+            "kim_language_rating": f.kim_scores["language"],
+            "kim_language_counts": f.kim_counts,
+            "planted_language_counts": f.true_counts,
+            "n_dialogue_entries": f.n_entries,
+        })
+    funnel = []
+    alive = n_films
+    for gate_no, gate in GATES:
+        dropped = sum(1 for f in films if f.expected_drop_gate == gate)
+        alive -= dropped
+        funnel.append({"gate_no": gate_no, "gate": gate, "kept": alive, "dropped": dropped})
+    return {
+        "seed": seed,
+        "n_films": n_films,
+        "generator_version": GENERATOR_VERSION,
+        "languages": list(LANGS),
+        "countries": list(COUNTRIES),
+        "films": film_rows,
+        "funnel": funnel,
+        "candidates": world.candidates,
+        "expected_selection": world.selection,
+        "boilerplate": world.boilerplate,
+        "emails": world.emails,
+        "repairs": world.repairs,
+        "language_safety": world.language_safety,
+    }
