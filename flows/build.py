@@ -204,8 +204,10 @@ def build_summary(settings: Settings, run_id: str, stages: dict[str, Any], spec:
     return {
         "run_id": run_id,
         "home": str(settings.home),
-        "release": {"version": rel.get("version"), "path": rel.get("path"), "new": rel.get("new"),
-                    "change": rel.get("kind")},
+        # a reused release stage published nothing: its stats are those of the run that did
+        "release": {"version": rel.get("version"), "path": rel.get("path"),
+                    "new": bool(rel.get("new")) and not rel.get("reused"),
+                    "change": None if rel.get("reused") else rel.get("kind")},
         "films": rel.get("counts", {}).get("films"),
         "tracks": rel.get("counts", {}).get("tracks"),
         "entries": rel.get("counts", {}).get("entries"),

@@ -571,14 +571,16 @@ class _World:
                 text_sha = _sha(decoded.encode("utf-8"))
             n_entries = n
             fid_s = str(fid)
+            if layer not in ("provider_body", "encoding", "timestamp_syntax"):
+                # every track that parses carries the narrative e-mail lines (defective ones too)
+                for j, u in enumerate(units):
+                    if u.pids[0] in EMAIL_IDS and len(u.pids) == 1:
+                        self.emails.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s, "index": off + j + 1})
             if clean:
                 for i, (_, kind) in enumerate(lead):
                     self.boilerplate.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s, "index": i + 1, "kind": kind})
                 for i, (_, kind) in enumerate(trail):
                     self.boilerplate.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s, "index": off + len(units) + i + 1, "kind": kind})
-                for j, u in enumerate(units):
-                    if u.pids[0] in EMAIL_IDS and len(u.pids) == 1:
-                        self.emails.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s, "index": off + j + 1})
                 for j, after in repaired:
                     self.repairs.append({"imdb_id": film.imdb_id, "language": lang, "file_id": fid_s,
                                          "line": header_lines[j], "before": headers[j], "after": after})

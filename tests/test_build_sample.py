@@ -1,0 +1,166 @@
+"""End to end: `cinesub build --sample` (the real CLI, the real Prefect flow) twice into a fresh
+CINESUB_HOME, checked against the sample world's ground truth."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "cinesub.cli"]
+
+pytestmark = pytest.mark.slow
+
+
+def _build(home: Path) -> dict:
+    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
+    env.pop("PREFECT_API_URL", None)
+    proc = subprocess.run(CLI + ["build", "--sample", "--json"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    first = _build(home)
+    second = _build(home)
+    manifest = json.loads(next((home / "sample-world").glob("*/manifest.json")).read_text())
+    return home, first, second, manifest
+
+
+def _state(home: Path):
+    return duckdb.connect(str(home / "state.duckdb"), read_only=True)
+
+
+def test_release_written_with_manifest(built):
+    home, first, _, _ = built
+    rel = Path(first["release"]["path"])
+    assert rel.parent == home / "releases" and rel.is_dir()
+    assert first["release"]["new"] is True and first["release"]["version"] == "1.0.0"
+    man = json.loads((rel / "manifest.json").read_text())
+    for name, meta in man["files"].items():
+        data = (rel / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == meta["sha256"], name
+        assert len(data) == meta["size"]
+    assert man["inputs"]["sample_world"]
+    assert (home / "releases" / "latest").resolve() == rel.resolve()
+    # the Parquet tables load with polars and through the DuckDB views
+    films = pl.read_parquet(rel / "films.parquet")
+    assert films.height == first["films"] > 0
+    con = duckdb.connect(str(rel / "cinesub.duckdb"), read_only=True)
+    con.execute(f"SET file_search_path = '{rel}'")
+    assert con.execute("SELECT count(*) FROM entries").fetchone()[0] == first["entries"]
+
+
+def test_funnel_matches_ground_truth(built):
+    _, first, _, manifest = built
+    got = [(g["gate_no"], g["kept"], g["dropped"]) for g in first["funnel"]]
+    want = [(g["gate_no"], g["kept"], g["dropped"]) for g in manifest["funnel"]]
+    assert got == want
+
+
+def test_film_entities_follow_spec(built):
+    _, first, _, _ = built
+    rel = Path(first["release"]["path"])
+    lines = (rel / "films.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == first["films"]
+    keys = ["id", "title", "releaseYear", "duration", "imdbRating", "countriesOfOrigin", "originalLanguages",
+            "directors", "writers", "topCast", "fullCast", "plot", "synopsis", "storyline", "keyMessage",
+            "genres", "topics", "ageSuitabilityRating", "motionPictureRatings", "languageContentReference",
+            "languageContentAssessment", "sources", "subtitles"]
+    for i, line in enumerate(lines, start=1):
+        film = json.loads(line)
+        assert list(film) == keys
+        assert film["id"] == i
+        assert len(film["subtitles"]) == 6
+        assert [r["country"] for r in film["motionPictureRatings"]] == [
+            "Australia", "Brazil", "France", "Germany", "Netherlands", "Singapore", "South Korea", "Sweden",
+            "United Kingdom", "United States"]
+        for sub in film["subtitles"]:
+            assert len(sub["entries"]) > 500
+            assert sub["downloadCount"] > 0
+        english = next(s for s in film["subtitles"] if s["language"] == "English (en)")
+        en_indices = {e["index"] for e in english["entries"]}
+        for cat in film["languageContentAssessment"]["categories"].values():
+            assert set(cat["evidenceSubtitleIndices"]) <= en_indices
+
+
+def test_planted_defects_flagged_on_the_right_layer(built):
+    home, _, _, manifest = built
+    with _state(home) as con:
+        flags = {(r[0], r[1], r[2]): set(r[3].split(",")) for r in con.execute(
+            "SELECT imdb_id, language, file_id, string_agg(DISTINCT layer, ',') FROM flags "
+            "WHERE layer NOT IN ('span_ratio','token_ratio','entry_ratio','span_vs_english') GROUP BY 1, 2, 3"
+        ).fetchall()}
+    planted = {(c["imdb_id"], c["language"], str(c["file_id"])): c["defect_layer"]
+               for c in manifest["candidates"] if c.get("defect_layer")}
+    assert planted, "the sample world plants defects"
+    missed = {k: v for k, v in planted.items() if v not in flags.get(k, set())}
+    assert not missed, f"planted defects not flagged: {missed}"
+    extra = {k: v for k, v in flags.items() if k not in planted}
+    assert not extra, f"flags on candidates without a planted defect: {extra}"
+    wrong = {k: (flags[k], v) for k, v in planted.items() if flags[k] != {v}}
+    assert not wrong, f"defects flagged with extra layers: {wrong}"
+
+
+def test_selection_matches_ground_truth(built):
+    home, _, _, manifest = built
+    with _state(home) as con:
+        got = {(r[0], r[1]): r[2] for r in con.execute(
+            "SELECT imdb_id, language, file_id FROM selections WHERE status IN ('ok', 'retained')").fetchall()}
+    want = {(s["imdb_id"], s["language"]): (str(s["file_id"]) if s["file_id"] is not None else None)
+            for s in manifest["expected_selection"]}
+    want = {k: v for k, v in want.items() if v is not None}
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_boilerplate_removed_and_emails_redacted(built):
+    home, _, _, manifest = built
+    with _state(home) as con:
+        processed = {(r[0], r[1], r[2]): r[3] for r in con.execute(
+            "SELECT imdb_id, language, file_id, track_id FROM tracks WHERE status <> 'rejected'").fetchall()}
+        log = {(r[0], r[1]): r[2] for r in con.execute(
+            'SELECT track_id, "index", action FROM sanitization_log').fetchall()}
+        clean = {(r[0], r[1]): r[2] for r in con.execute(
+            'SELECT track_id, "index", clean_content FROM entries '
+            "WHERE clean_content IS NULL OR clean_content LIKE '%[email redacted]%'").fetchall()}
+    checked = 0
+    for b in manifest["boilerplate"]:
+        tid = processed.get((b["imdb_id"], b["language"], str(b["file_id"])))
+        if tid is None:
+            continue
+        checked += 1
+        assert log.get((tid, b["index"])) == "removed", b
+    for e in manifest["emails"]:
+        tid = processed.get((e["imdb_id"], e["language"], str(e["file_id"])))
+        if tid is None:
+            continue
+        checked += 1
+        assert log.get((tid, e["index"])) == "modified", e
+        assert "[email redacted]" in clean[(tid, e["index"])]
+    assert checked > 0
+    planted = {(processed.get((b["imdb_id"], b["language"], str(b["file_id"]))), b["index"])
+               for b in manifest["boilerplate"] + manifest["emails"]}
+    assert set(log) <= planted, f"sanitizer touched unplanted entries: {sorted(set(log) - planted)[:10]}"
+
+
+def test_second_build_reuses_everything(built):
+    _, first, second, _ = built
+    assert second["work"]["downloaded"] == 0
+    assert second["work"]["tracks_processed"] == 0
+    assert second["work"]["sample_world_reused"] is True
+    assert second["release"]["new"] is False
+    assert second["release"]["version"] == first["release"]["version"]
+    assert {"inventory", "cohort", "annotate", "release"} <= set(second["work"]["reused_stages"])
+    for key in ("films", "tracks", "entries", "funnel", "flags_by_layer"):
+        assert second[key] == first[key]
