@@ -17,7 +17,7 @@ build: setup
 	$(BIN)/cinesub build --sample
 
 test: setup
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q
 
 bench: setup
 	$(BIN)/python -m benchmarks.run

@@ -49,6 +49,18 @@ def build(
     if config is not None and not config.exists():
         console.print(f"[red]config file not found: {config}[/red]")
         raise typer.Exit(2)
+    if not sample:
+        from cinesub.settings import load_settings
+
+        settings = load_settings(config, h)
+        missing = [name for name, value in (("inputs.sources_dir", settings.inputs.sources_dir),
+                                            ("inputs.subtitles_dir", settings.inputs.subtitles_dir))
+                   if value is None or not Path(value).is_dir()]
+        if missing:
+            console.print(f"[red]a non-sample build needs {', '.join(missing)} (an existing directory; "
+                          "set it in --config or CINESUB_INPUTS__SOURCES_DIR / CINESUB_INPUTS__SUBTITLES_DIR), "
+                          "or use --sample[/red]")
+            raise typer.Exit(2)
     from flows.build import build_cinesub, format_summary
 
     summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),

@@ -142,6 +142,8 @@ def build_cinesub(
         spec["extra"]["sample_digest"] = dir_digest(sample_dir)
         spec["extra"]["sample_world_reused"] = world_reused
     with connect(settings.state_db) as con:
+        # a run still marked running died without finishing (the state DB admits one writer)
+        con.execute("UPDATE runs SET status = 'interrupted' WHERE status = 'running'")
         con.execute(
             "INSERT INTO runs VALUES (?, ?, NULL, 'running', ?, ?, ?, NULL)",
             [run_id, utcnow(), sample, settings.config_hash(), __version__],

@@ -6,7 +6,7 @@ CREATE TABLE IF NOT EXISTS runs (
     run_id        VARCHAR PRIMARY KEY,
     started_at    TIMESTAMPTZ NOT NULL,
     finished_at   TIMESTAMPTZ,
-    status        VARCHAR NOT NULL,          -- running | completed | failed
+    status        VARCHAR NOT NULL,          -- running | completed | failed | interrupted (died unfinished)
     sample        BOOLEAN NOT NULL,
     config_hash   VARCHAR NOT NULL,
     code_version  VARCHAR NOT NULL,

@@ -210,13 +210,14 @@ def test_zip_with_one_srt_unpacked():
     [
         _zip({"a.srt": b"1", "b.srt": b"2"}),
         _zip({"movie.sub": b"1"}),
-        gzip.compress(gzip.compress(EN.encode())),
+        gzip.compress(gzip.compress(EN.encode(), mtime=0), mtime=0),
         b"\x1f\x8b\x08\x00corrupt",
-        gzip.compress(EN.encode())[:20],
+        gzip.compress(EN.encode(), mtime=0)[:20],
         b"Rar!\x1a\x07\x00" + b"\x00" * 40,
         b"7z\xbc\xaf\x27\x1c" + b"\x00" * 40,
         b"PK\x03\x04garbage" + b"\x00" * 40,
     ],
+    ids=["zip_two_srt", "zip_no_srt", "gzip_nested", "gzip_corrupt", "gzip_truncated", "rar", "7z", "zip_garbage"],
 )
 def test_unsafe_or_unsupported_archives_rejected(raw):
     d = decode(raw, "en")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -58,25 +59,39 @@ class ProcessStage(Stage):
             for imdb, lang, prov, fid, rank, count, sha, runtime in todo
         ]
         stats: dict[str, Any] = {"processed": 0, "ok": 0, "flagged": 0, "rejected": 0, "entries": 0}
-        results = []
+
+        # Fault injection for the crash/resume test: die hard after N tracks were committed.
+        crash_after = int(os.environ.get("CINESUB_FAULT_CRASH_AFTER_TRACKS", "0") or 0)
+
+        def write(key, out) -> None:
+            # one transaction per track: a crash keeps every track finished before it
+            con.execute("BEGIN")
+            try:
+                self._write(con, ctx, key, out, stats)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            if crash_after and stats["processed"] >= crash_after:
+                con.execute("CHECKPOINT")
+                os._exit(137)
+
         if jobs:
             workers = max(1, min(ctx.settings.workers, len(jobs)))
             with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
                 bar = progress.add_task(f"processing {len(jobs)} tracks", total=len(jobs))
                 if workers == 1:
                     for job in jobs:
-                        results.append(_work(job))
+                        write(*_work(job))
                         progress.advance(bar)
                 else:
                     mp = multiprocessing.get_context("spawn")
                     with ProcessPoolExecutor(max_workers=workers, mp_context=mp) as pool:
-                        for res in pool.map(_work, jobs, chunksize=1):
-                            results.append(res)
+                        for key, out in pool.map(_work, jobs, chunksize=1):
+                            write(key, out)
                             progress.advance(bar)
         con.execute("BEGIN")
         try:
-            for key, out in results:
-                self._write(con, ctx, key, out, stats)
             con.execute("DELETE FROM selections")
             con.execute(
                 """INSERT INTO selections

@@ -1,0 +1,69 @@
+"""A build that dies mid-way (hard exit while processing tracks) resumes on rerun without
+redoing finished downloads or tracks, and ends with the same release as an uninterrupted one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+def _build(home: Path, **extra_env: str) -> subprocess.CompletedProcess:
+    """Run the CLI in its own process group; output goes to files, so children left behind by a
+    hard crash (the ephemeral Prefect server, pool workers) cannot hold a pipe open."""
+    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"), **extra_env)
+    env.pop("PREFECT_API_URL", None)
+    home.mkdir(parents=True, exist_ok=True)
+    out_path, err_path = home.parent / f"{home.name}.out", home.parent / f"{home.name}.err"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "cinesub.cli", "build", "--sample", "--films", "20", "--json"],
+                                cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=600)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    return subprocess.CompletedProcess(proc.args, rc, out_path.read_text(), err_path.read_text())
+
+
+def test_crash_then_resume(tmp_path):
+    home = tmp_path / "home"
+    crashed = _build(home, CINESUB_FAULT_CRASH_AFTER_TRACKS="25")
+    assert crashed.returncode != 0
+    with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
+        done_tracks = con.execute("SELECT count(*) FROM tracks").fetchone()[0]
+        done_blobs = con.execute("SELECT count(*) FROM blobs").fetchone()[0]
+        runs = con.execute("SELECT status FROM runs").fetchall()
+    assert done_tracks == 25 and done_blobs > 25
+    assert runs == [("running",)]  # the dead run is visible as never finished
+    assert not (home / "releases").exists()
+
+    resumed = _build(home)
+    assert resumed.returncode == 0, resumed.stderr[-4000:]
+    summary = json.loads(resumed.stdout)
+    with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
+        assert [r[0] for r in con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()] == [
+            "interrupted", "completed"]
+    assert summary["work"]["downloaded"] == summary["work"]["raw_files_in_store"] - done_blobs
+    assert summary["work"]["tracks_processed"] == summary["work"]["tracks_in_state"] - done_tracks
+
+    fresh = _build(tmp_path / "fresh")
+    assert fresh.returncode == 0, fresh.stderr[-4000:]
+    clean = json.loads(fresh.stdout)
+    for key in ("films", "tracks", "entries", "funnel", "flags_by_layer"):
+        assert summary[key] == clean[key], key
+    a = Path(summary["release"]["path"])
+    b = Path(clean["release"]["path"])
+    for table in ("films", "tracks", "entries", "flags", "sanitization_log", "ratings", "funnel"):
+        assert (a / f"{table}.parquet").read_bytes() == (b / f"{table}.parquet").read_bytes(), table
