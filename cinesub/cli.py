@@ -114,6 +114,10 @@ def sample_generate(
                         f"{info['candidates']} subtitle candidates (ground truth in manifest.json)")
 
 
+# --- command groups defined in their own modules (each adds itself here) -------------------
+# (register lines below)
+
+
 def main() -> None:  # pragma: no cover
     app()
 
