@@ -31,10 +31,10 @@ class AnnotateStage(Stage):
         rows = []
         totals = {c: 0 for c in CATEGORIES}
         for imdb, track_id in films:
-            entries = pl.from_arrow(con.execute(
+            entries = pl.from_arrow(con.sql(
                 """SELECT "index", clean_content AS content FROM entries
                    WHERE track_id = ? AND clean_content IS NOT NULL ORDER BY "index" """,
-                [track_id],
+                params=[track_id],
             ).to_arrow_table())
             result = safety_to_json(scan(entries.select(pl.col("index"), pl.col("content"))))
             for cat in CATEGORIES:
