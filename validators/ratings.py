@@ -28,21 +28,12 @@ from typing import Any, Iterable
 
 import yaml
 
+from cinesub.settings import COUNTRIES
+
 RULES_PATH = Path(__file__).resolve().parent / "data" / "ratings_rules.yaml"
 
-#: SPEC A8 country order (also ``cinesub.settings.COUNTRIES``).
-COUNTRY_ORDER: tuple[str, ...] = (
-    "Australia",
-    "Brazil",
-    "France",
-    "Germany",
-    "Netherlands",
-    "Singapore",
-    "South Korea",
-    "Sweden",
-    "United Kingdom",
-    "United States",
-)
+#: SPEC A8 country order: the one definition lives in the settings module.
+COUNTRY_ORDER: tuple[str, ...] = COUNTRIES
 
 #: Reason codes of unmapped strings.
 REASONS: dict[str, str] = {
