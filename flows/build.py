@@ -121,6 +121,35 @@ def release_task(spec: dict[str, Any]) -> dict[str, Any]:
     return _run(ReleaseStage(), spec)
 
 
+@task(name="flagged-track-report", cache_policy=NO_CACHE)
+def report_task(spec: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """Write the flagged-track report (warehouse/report.py) and publish the Prefect artifacts
+    ``build-summary`` (markdown) and ``flagged-tracks`` (table)."""
+    from flows.track_processing import PROCESSING_VERSION
+    from warehouse.report import MARKDOWN_ARTIFACT_KEY, TABLE_ARTIFACT_KEY, write_report
+
+    settings = load_settings(spec.get("config"), Path(spec["home"]))
+    rep = write_report(settings.state_db, settings.reports_dir, spec["run_id"], summary, settings.thresholds,
+                       list(settings.languages), PROCESSING_VERSION)
+    info: dict[str, Any] = {k: rep[k] for k in ("path", "flags", "flagged_tracks", "rejected_tracks")}
+    try:
+        from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+        create_markdown_artifact(markdown=rep["markdown"], key=MARKDOWN_ARTIFACT_KEY,
+                                 description=f"cinesub build {spec['run_id']}: summary and report link")
+        create_table_artifact(table=rep["table"], key=TABLE_ARTIFACT_KEY,
+                              description=f"flags on processed tracks, build {spec['run_id']} ({rep['path']})")
+        info["artifacts"] = [MARKDOWN_ARTIFACT_KEY, TABLE_ARTIFACT_KEY]
+    except Exception as exc:  # the report file is written; a Prefect API failure must not fail the build
+        info["artifacts"] = []
+        info["artifacts_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        try:
+            get_run_logger().warning("Prefect artifacts not created: %s", info["artifacts_error"])
+        except Exception:
+            pass
+    return info
+
+
 @flow(name="build-cinesub")
 def build_cinesub(
     sample: bool = True,
@@ -163,6 +192,7 @@ def build_cinesub(
         stages["annotate"] = annotate_task(spec)
         stages["release"] = release_task(spec)
         summary = build_summary(settings, run_id, stages, spec)
+        summary["report"] = report_task(spec, summary)
     except BaseException:
         with connect(settings.state_db) as con:
             con.execute("UPDATE runs SET status = 'failed', finished_at = ? WHERE run_id = ?", [utcnow(), run_id])
@@ -238,6 +268,10 @@ def format_summary(s: dict[str, Any]) -> str:
         "flags by layer: " + (", ".join(f"{k} {v}" for k, v in s["flags_by_layer"].items()) or "none"),
         "funnel: " + " → ".join(f"{g['gate']} {g['kept']}" for g in s["funnel"]),
     ]
+    rep = s.get("report")
+    if rep:
+        lines.append(f"flagged-track report: {rep['path']} ({rep['flagged_tracks']} flagged, "
+                     f"{rep['rejected_tracks']} rejected tracks)")
     w = s["work"]
     lines.append(
         f"work: {w['downloaded']} downloaded, {w['reused_raw_bytes']} reused from the raw store, "

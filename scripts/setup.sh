@@ -3,7 +3,9 @@
 # requirements.lock. Called by `make setup`; every other make target depends on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-APT_PACKAGES="poppler-utils"
+# chromium: headless browser for the flagged-track report test (Playwright drives /usr/bin/chromium;
+# never `playwright install`); fonts-liberation so its screenshots have legible text
+APT_PACKAGES="poppler-utils chromium fonts-liberation"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -347,12 +347,14 @@ def test_speed_synthetic_track_under_50ms():
              "The bottom of the stairs is dark.", "Dick Grayson will be here at noon."]
     entries = [(i + 1, lines[i % len(lines)]) for i in range(1500)]
     scan(entries)
+    # CPU time of this process (not wall time), best of 10: other test workers sharing the
+    # machine's two cores must not make the measurement of the scan itself fail
     best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
+    for _ in range(10):
+        t0 = time.process_time()
         r = scan(entries)
-        best = min(best, time.perf_counter() - t0)
-    assert best < 0.050, f"{best * 1000:.1f} ms"
+        best = min(best, time.process_time() - t0)
+    assert best < 0.050, f"{best * 1000:.1f} ms CPU"
     per = 1500 // len(lines)
     assert r.crudeBodilyLanguage.evidenceLineCount in (per, per + 1)
 

@@ -85,10 +85,10 @@ def _change_kind(prev_dir: Path, new_tables: dict[str, pa.Table]) -> str:
             old = f"read_parquet('{old_path}')"
             removed_or_changed = con.execute(
                 f"SELECT count(*) FROM (SELECT * FROM {old} EXCEPT SELECT * FROM new_t)"
-            ).fetchone()[0]
+            ).fetchall()[0][0]
             added = con.execute(
                 f"SELECT count(*) FROM (SELECT * FROM new_t EXCEPT SELECT * FROM {old})"
-            ).fetchone()[0]
+            ).fetchall()[0][0]
             con.unregister("new_t")
             if removed_or_changed:
                 return "major"
