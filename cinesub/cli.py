@@ -116,6 +116,7 @@ def sample_generate(
 
 # --- command groups defined in their own modules (each adds itself here) -------------------
 # (register lines below)
+from cinesub import cli_inspect; cli_inspect.register(app)  # noqa: E702
 from cinesub import cli_review; cli_review.register(app)  # noqa: E702
 
 

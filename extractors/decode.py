@@ -65,6 +65,7 @@ from extractors import langid
 
 __all__ = [
     "decode",
+    "utf8_bytes",
     "POLICIES",
     "PAPER_CASCADE",
     "LEGACY_CANDIDATES",
@@ -380,12 +381,16 @@ def _unpack(raw: bytes) -> tuple[bytes | None, str, str]:
 # --------------------------------------------------------------------------------------------
 # the policies
 # --------------------------------------------------------------------------------------------
+#: an empty body: only whitespace and NULs (a regex, so a large file is not copied to check it)
+_BLANK_BODY = re.compile(rb"[ \t\r\n\x00]*")
+
+
 def decode(raw: bytes, language: str, policy: str = "default") -> DecodeResult:
     """Decode subtitle bytes for a track whose expected language is ``language`` (ISO 639-1)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown decoder policy {policy!r}; expected one of {POLICIES}")
     lang = (language or "").lower().split("-")[0].split("_")[0]
-    if not raw.strip(b" \t\r\n\x00") or raw in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"):
+    if _BLANK_BODY.fullmatch(raw) or raw in (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"):
         return _rejected(f"{policy}:empty", ["empty"], "empty body", layer="provider_body")
     sig = provider_body_signature(raw)
     if sig is not None:
@@ -393,6 +398,17 @@ def decode(raw: bytes, language: str, policy: str = "default") -> DecodeResult:
     if policy == "paper":
         return _decode_paper(raw)
     return _decode_default(raw, lang, depth=0)
+
+
+def utf8_bytes(raw: bytes, result: DecodeResult) -> bytes | None:
+    """``result.text.encode("utf-8")`` without encoding, when :func:`decode` took the text from
+    ``raw`` as plain UTF-8/ASCII or UTF-8 after a BOM (the parser then skips one encode of the
+    whole text); None for every other decoder (legacy code pages, UTF-16, unpacked archives)."""
+    if result.text is None:
+        return None
+    if result.decoder in ("utf-8", "ascii", "bom:utf-8-sig", "paper:utf-8-sig"):
+        return raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    return None
 
 
 def _decode_paper(raw: bytes) -> DecodeResult:
@@ -430,7 +446,7 @@ def _decode_default(raw: bytes, lang: str, depth: int) -> DecodeResult:
             return _rejected(f"{kind}", ["compressed_rejected"], problem)
         if depth > 0:
             return _rejected(f"{kind}", ["compressed_rejected"], "nested compressed payload")
-        if not payload.strip(b" \t\r\n\x00"):
+        if _BLANK_BODY.fullmatch(payload):
             return _rejected(f"{kind}:empty", ["compressed_unpacked", "empty"], "empty after unpacking",
                              layer="provider_body")
         sig = provider_body_signature(payload)

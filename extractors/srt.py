@@ -38,11 +38,14 @@ Documented handling (the *normalisation* that ``compose(parse(x))`` reproduces):
 
 Entries of a rejected result are the blocks read before the error, for inspection only.
 
-Two implementations of one grammar: a vectorised fast path (the text split into lines and
-classified with Arrow compute kernels — blank, index, header, contains ``-->`` — then the block
-grammar checked with counts and takes, payloads joined in C++) that accepts only clean files
-needing no repair, and a line-by-line path that runs whenever the fast path does not accept and
-produces the repairs and the precise error. Both give identical results (property-tested).
+Two implementations of one grammar: a vectorised fast path (the UTF-8 bytes split into lines
+and classified with Arrow compute kernels -- blank, header among the 29-byte lines, index among
+the lines after a blank line -- then the block grammar checked with counts and takes, payloads
+joined in C++ and checked for stray ``-->``) that accepts only clean files needing no repair, and
+a line-by-line path that runs whenever the fast path does not accept and produces the repairs and
+the precise error. Both give identical results (property-tested, and the fast path is tested to
+accept every clean document). Callers that hold the UTF-8 bytes of the text (a UTF-8 file's raw
+bytes) pass them to :func:`parse_to_arrow` and save one encode.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ _TIMESTAMP_LIKE = re.compile(r"[0-9]+\s*:\s*[0-9]")
 _HEADER_RE2 = (
     r"^[0-9]{2}:[0-5][0-9]:[0-5][0-9],[0-9]{3} --> [0-9]{2}:[0-5][0-9]:[0-5][0-9],[0-9]{3}$"
 )
+_HEADER_LEN = 29  # bytes of a well-formed header line
+_INDEX_RE2 = r"^[0-9]{1,18}$"
 
 
 def timestamp_ms(h: str, m: str, s: str, ms: str) -> int:
@@ -190,48 +195,64 @@ def _rows_to_table(rows: list[tuple[int, str, int, int, str]]) -> pa.Table:
 # --------------------------------------------------------------------------------------------
 # fast path
 # --------------------------------------------------------------------------------------------
-def _fast_table(text: str) -> pa.Table | None:
+def _fast_table(text: str, utf8: bytes | None = None) -> pa.Table | None:
     """The entries table when the text is a clean SRT needing no repair, else None.
 
-    Vectorised over lines with Arrow compute kernels (RE2): split into lines, classify each line
-    (blank, index, header, contains ``-->``), check the block grammar with counts and takes, and
-    join the payload lines of each block. Any doubt returns None and the line path decides.
+    Vectorised over lines with Arrow compute kernels (RE2): split into lines, classify only the
+    lines that can matter (headers among the 29-byte lines, index lines among the lines after a
+    blank line), check the block grammar with counts and takes, join the payload lines of each
+    block and read the header fields with fixed-position slices. Any doubt returns None and the
+    line path decides. Cost: one UTF-8 encode, a few byte counts and about twenty kernels over
+    the lines (no per-entry Python objects).
     """
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    cr = text.count("\r")
-    if cr and cr != text.count("\r\n"):
-        return None  # lone CR line breaks: rare, left to the line path
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
+    if utf8 is not None:  # the caller's UTF-8 bytes of text (parse_to_arrow)
+        data = utf8[3:] if text.startswith("\ufeff") else utf8
+    else:
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
     if not data:
         return None
+    has_cr = b"\r" in data
+    if has_cr and data.endswith(b"\r"):
+        return None  # a lone CR ends the text
     whole = pa.LargeStringArray.from_buffers(
         1, pa.py_buffer(struct.pack("<qq", 0, len(data))), pa.py_buffer(data)
     )
-    lines = pc.utf8_rtrim(pc.split_pattern(whole, "\n").flatten(), " \t\r" if cr else " \t")
+    lines = pc.split_pattern(whole, "\n").flatten()
+    if has_cr:
+        # only CRLF: every CR must end a line (the last line cannot end with one, see above)
+        if pc.sum(pc.ends_with(lines, "\r")).as_py() != data.count(b"\r"):
+            return None  # lone CR line breaks: rare, left to the line path
+    lines = pc.utf8_rtrim(lines, " \t\r" if has_cr else " \t")
     n = len(lines)
-    is_hdr = pc.match_substring_regex(lines, _HEADER_RE2)
-    heads = pc.cast(pc.indices_nonzero(is_hdr), pa.int64())
+    length = pc.binary_length(lines)
+    # headers: exactly 29 bytes and the header pattern
+    cand = pc.indices_nonzero(pc.equal(length, _HEADER_LEN))
+    heads = pc.cast(pc.filter(cand, pc.match_substring_regex(pc.take(lines, cand), _HEADER_RE2)), pa.int64())
     blocks = len(heads)
-    if blocks == 0 or pc.sum(pc.match_substring(lines, "-->")).as_py() != blocks:
+    if blocks == 0:
         return None
-    nonblank = pc.not_equal(pc.binary_length(lines), 0)
+    nonblank = pc.not_equal(length, 0)
     nb_pos = pc.cast(pc.indices_nonzero(nonblank), pa.int64())
     first, last_line = nb_pos[0].as_py(), nb_pos[-1].as_py() + 1
     if heads[0].as_py() != first + 1:
-        return None
-    is_idx = pc.match_substring_regex(lines, r"^[0-9]{1,18}$")
+        return None  # text before the first block, or the first block has no index line
     idx_pos = pc.subtract(heads, 1)
-    if not pc.all(pc.take(is_idx, idx_pos)).as_py():
-        return None
     if blocks > 1 and pc.any(pc.take(nonblank, pc.subtract(heads.slice(1), 2))).as_py():
+        return None  # a block not separated from the previous one by a blank line
+    # index lines: the digit-only lines that follow a blank line (or open the text) must be
+    # exactly the lines before the headers (another one would start a block the grammar rejects)
+    after_blank = pc.add(pc.cast(pc.indices_nonzero(pc.invert(nonblank)), pa.int64()), 1)
+    after_blank = pa.concat_arrays(
+        [pa.array([0], pa.int64()), pc.filter(after_blank, pc.less(after_blank, n))]
+    )
+    idx_found = pc.filter(after_blank, pc.match_substring_regex(pc.take(lines, after_blank), _INDEX_RE2))
+    if len(idx_found) != blocks or not pc.all(pc.equal(idx_found, idx_pos)).as_py():
         return None
-    prev_blank = pa.concat_arrays([pa.array([True]), pc.invert(nonblank.slice(0, n - 1))])
-    if pc.sum(pc.and_(is_idx, prev_blank)).as_py() != blocks:
-        return None  # an index line after a blank line that starts no block
     # payload of block b: lines (head_b, last non-blank line before the next block's index line]
     cnt = pc.cumulative_sum(pc.cast(nonblank, pa.int64()))
     next_start = pa.concat_arrays([idx_pos.slice(1), pa.array([last_line], pa.int64())])
@@ -242,10 +263,15 @@ def _fast_table(text: str) -> pa.Table | None:
     offsets = pc.take(both, pc.add(pc.shift_right(ar, 1), pc.multiply(pc.bit_wise_and(ar, 1), blocks)))
     joined = pc.binary_join(pa.LargeListArray.from_arrays(offsets, lines), pa.scalar("\n", pa.large_string()))
     content = pc.take(joined, pc.multiply(pc.cast(pc.indices_nonzero(pc.is_valid(heads)), pa.int64()), 2))
-    hdr_a = pc.cast(pc.take(lines, heads), pa.string())
+    # every non-blank line is now an index line (digits), a header or a payload line, so an
+    # arrow anywhere but in a header shows in a payload (a missing blank or index line)
+    if pc.any(pc.match_substring(content, "-->")).as_py():
+        return None
+    timeframe = pc.cast(pc.take(lines, heads), pa.string())
+    hdr = pc.cast(timeframe, pa.binary())
 
-    def field(a: int, b: int) -> pa.Array:
-        return pc.cast(pc.utf8_slice_codeunits(hdr_a, a, b), pa.int64())
+    def field(a: int, b: int) -> pa.Array:  # ASCII digits at fixed byte positions
+        return pc.cast(pc.cast(pc.binary_slice(hdr, a, b), pa.string()), pa.int64())
 
     def ms(o: int) -> pa.Array:
         h, m, s, f = field(o, o + 2), field(o + 3, o + 5), field(o + 6, o + 8), field(o + 9, o + 12)
@@ -254,7 +280,7 @@ def _fast_table(text: str) -> pa.Table | None:
     return pa.Table.from_arrays(
         [
             pc.cast(pc.take(lines, idx_pos), pa.int64()),
-            hdr_a,
+            timeframe,
             ms(0),
             ms(17),
             pc.cast(content, pa.string()),
@@ -266,13 +292,17 @@ def _fast_table(text: str) -> pa.Table | None:
 # --------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------
-def parse_to_arrow(text: str) -> tuple[pa.Table, list[Repair], list[ParseError], str]:
+def parse_to_arrow(
+    text: str, utf8: bytes | None = None
+) -> tuple[pa.Table, list[Repair], list[ParseError], str]:
     """Strict parse into an Arrow table (columns ``index, timeframe, start_ms, end_ms, content``).
 
     Returns ``(table, repairs, errors, status)``; ``status`` is ``"ok"`` or ``"rejected"``.
     Memory is linear in the text size; clean files never build per-entry Python objects.
+    ``utf8``: optionally ``text.encode("utf-8")`` when the caller already has those bytes (the
+    raw bytes of a UTF-8 file, see :func:`extractors.decode.utf8_bytes`); saves one encode.
     """
-    table = _fast_table(text)
+    table = _fast_table(text, utf8)
     if table is not None:
         return table, [], [], "ok"
     rows, repairs, errors = _parse_lines(text)

@@ -350,6 +350,44 @@ def test_property_utf8_text_returned_unchanged(text):
         assert d.text == raw.decode("utf-8")
 
 
+_BOMS = st.sampled_from([b"", b"", b"\xef\xbb\xbf", b"\xef\xbb\xbf\xef\xbb\xbf", b"\xff\xfe"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_BOMS, st.one_of(st.binary(max_size=400),
+                        st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass"))),
+       st.sampled_from(["en", "ar", "fa", "ro", "vi", "id"]), st.sampled_from(["default", "paper"]))
+def test_property_utf8_bytes_are_the_texts_encoding(bom, body, lang, policy):
+    """utf8_bytes (the parser's shortcut past one encode) is None or exactly text.encode()."""
+    raw = bom + body
+    d = decode(raw, lang, policy)
+    b = decode_mod.utf8_bytes(raw, d)
+    if b is not None:
+        assert b == d.text.encode("utf-8")
+    if d.decoder in ("utf-8", "ascii", "bom:utf-8-sig"):
+        assert b is not None
+
+
+def test_utf8_bytes_only_for_utf8_decoders():
+    text = "1\n00:00:01,000 --> 00:00:02,000\nمرحباً، كيف حالك اليوم يا صديقي؟\n"
+    raw = text.encode("utf-8")
+    assert decode_mod.utf8_bytes(raw, decode(raw, "ar")) == raw
+    assert decode_mod.utf8_bytes(b"\xef\xbb\xbf" + raw, decode(b"\xef\xbb\xbf" + raw, "ar")) == raw
+    legacy = text.encode("cp1256")
+    assert decode_mod.utf8_bytes(legacy, decode(legacy, "ar")) is None
+    wide = text.encode("utf-16")
+    assert decode_mod.utf8_bytes(wide, decode(wide, "ar")) is None
+    packed = gzip.compress(raw)
+    d = decode(packed, "ar")
+    assert d.text == text and decode_mod.utf8_bytes(packed, d) is None
+
+
+def test_large_blank_body_rejected_as_empty():
+    d = decode(b" \r\n\t\x00" * 100_000, "en")
+    assert d.status == "rejected" and d.reasons == ["empty"]
+    assert decode(b"\n" * 10 + b"1", "en").reasons != ["empty"]
+
+
 # --------------------------------------------------------------------------------------------
 # speed
 # --------------------------------------------------------------------------------------------

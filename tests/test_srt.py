@@ -29,6 +29,13 @@ def both(text: str):
     rows, repairs2, errors2 = srt._parse_lines(text)
     assert [dict(zip(srt.ENTRY_COLUMNS, r)) for r in rows] == table.to_pylist()
     assert (repairs2, errors2) == (repairs, errors)
+    try:
+        utf8 = text.encode("utf-8")
+    except UnicodeEncodeError:
+        utf8 = None
+    if utf8 is not None:  # the caller's bytes instead of an encode: same result
+        table2, repairs3, errors3, status2 = srt.parse_to_arrow(text, utf8)
+        assert (table2.to_pylist(), repairs3, errors3, status2) == (table.to_pylist(), repairs, errors, status)
     return res
 
 
@@ -345,6 +352,36 @@ def test_property_accepted_files_round_trip(doc):
         h = [int(x) for x in re.split(r"[:, >-]+", e.timeframe)]
         assert e.start_ms == ((h[0] * 60 + h[1]) * 60 + h[2]) * 1000 + h[3]
         assert e.end_ms == ((h[4] * 60 + h[5]) * 60 + h[6]) * 1000 + h[7]
+
+
+@settings(max_examples=300, deadline=None)
+@given(srt_document())
+def test_property_fast_path_takes_every_clean_document(doc):
+    """The vectorised path accepts (and agrees with the line path on) every document that needs
+    no repair and has no lone CR -- so the speed claims hold on clean files of any shape (BOM,
+    CRLF, trailing spaces, blank lines inside payloads, several blank lines between blocks)."""
+    raw, expected, _ = doc
+    res = ok(raw)
+    table = srt._fast_table(raw)
+    clean = not res.repairs and "\r" not in raw.replace("\r\n", "")
+    assert (table is not None) == clean
+    if clean:
+        assert table.to_pylist() == [e.model_dump() for e in res.entries]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"1\r{H1}\rHi\r",  # lone CR line breaks
+        f"1\r\n{H1}\r\nHi\r\n\r\n2\r\n{H2}\r\nA\rB\r\n",  # a lone CR inside CRLF text
+        f"1\n{H1}\nHi\r\r\n",  # CR CR LF
+        f"1\n{H1}\nHi\n\n2\n{H2}\nsee 1\n\n42\n",  # a number after a blank line that starts no block
+        f"1\n{H1}\nHi --> there\n",  # an arrow in a payload
+    ],
+)
+def test_fast_path_declines_and_line_path_decides(text):
+    assert srt._fast_table(text) is None
+    both(text)
 
 
 # --------------------------------------------------------------------------------------------
