@@ -41,6 +41,8 @@ def build(
     seed: int = typer.Option(7, help="Sample world seed."),
     films: int = typer.Option(40, help="Sample world size."),
     force: bool = typer.Option(False, help="Rerun every stage even when its inputs are unchanged."),
+    faults: Optional[str] = typer.Option(None, help="Sample builds: provider fault modes, 'all' or a list "
+                                         "(rate_429,quota,server_5xx,slow,truncated,html_body,zip_bomb,zip_slip)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
 ) -> None:
     """Run the build-cinesub flow and print where the release is and a summary."""
@@ -49,6 +51,17 @@ def build(
     if config is not None and not config.exists():
         console.print(f"[red]config file not found: {config}[/red]")
         raise typer.Exit(2)
+    if faults and not sample:
+        console.print("[red]--faults needs --sample (fault modes belong to the fixture servers)[/red]")
+        raise typer.Exit(2)
+    if faults:
+        from fixtures.faults import parse_faults
+
+        try:
+            parse_faults(faults)
+        except ValueError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2)
     if not sample:
         from cinesub.settings import load_settings
 
@@ -64,11 +77,18 @@ def build(
     from flows.build import build_cinesub, format_summary
 
     summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
-                            sample_seed=seed, n_films=films, force=force)
+                            sample_seed=seed, n_films=films, force=force, faults=faults)
+    paused = summary.get("status") == "paused"
     if as_json:
         print(json.dumps(summary, indent=2, default=str))
-        return
-    _print_summary(summary, format_summary)
+    elif paused:
+        Console().print(f"build paused: download quota exhausted (reset {summary['quota_reset']}); "
+                        f"{summary['work']['downloaded']} files downloaded and kept. Rerun after the reset "
+                        "to resume; nothing was published.")
+    else:
+        _print_summary(summary, format_summary)
+    if paused:
+        raise typer.Exit(3)
 
 
 def _print_summary(summary: dict, format_summary) -> None:

@@ -109,9 +109,12 @@ def execute(stage: Stage, ctx: StageContext, force: bool = False) -> dict[str, A
         stats["reused"] = False
         # The marker holds the fingerprint taken after the run: a stage that reads a table it
         # also writes is then reused when nothing changed since its own output.
+        # A stage that reports itself incomplete (e.g. a spent download quota) leaves no
+        # reusable marker: the next build runs it again.
+        status = "incomplete" if stats.get("incomplete") else "completed"
         con.execute(
-            "INSERT OR REPLACE INTO stage_runs VALUES (?, ?, ?, 'completed', ?, ?, ?)",
-            [ctx.run_id, stage.name, stage.fingerprint(ctx, con), started, utcnow(),
+            "INSERT OR REPLACE INTO stage_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [ctx.run_id, stage.name, stage.fingerprint(ctx, con), status, started, utcnow(),
              json.dumps(stats, default=str)],
         )
         return stats

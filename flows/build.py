@@ -158,15 +158,34 @@ def build_cinesub(
     sample_seed: int = 7,
     n_films: int = 40,
     force: bool = False,
+    faults: str | None = None,
 ) -> dict[str, Any]:
-    """Build the subtitle corpus and publish a release; returns the build summary."""
+    """Build the subtitle corpus and publish a release; returns the build summary.
+
+    ``faults`` (sample builds only): fault modes of the provider fixture servers, ``all`` or a
+    comma-separated list (fixtures/faults.py).
+    """
     settings = load_settings(config, Path(home) if home else None)
+    if sample:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        sample_dir, world_reused = ensure_sample_world(settings, sample_seed, n_films)
+        from flows.providers import sample_services
+
+        with sample_services(settings, sample_dir, faults) as endpoints:
+            return _build(settings, config, force, endpoints, sample_dir, world_reused)
+    if faults:
+        raise ValueError("faults are a sample-build option")
+    return _build(settings, config, force, None, None, None)
+
+
+def _build(settings: Settings, config: str | None, force: bool, endpoints: dict[str, Any] | None,
+           sample_dir: Path | None, world_reused: bool | None) -> dict[str, Any]:
+    sample = sample_dir is not None
     settings.home.mkdir(parents=True, exist_ok=True)
     run_id = utcnow().strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     spec: dict[str, Any] = {"config": config, "home": str(settings.home), "run_id": run_id, "force": force,
-                            "extra": {}}
+                            "extra": {"endpoints": endpoints}}
     if sample:
-        sample_dir, world_reused = ensure_sample_world(settings, sample_seed, n_films)
         spec["sample_dir"] = str(sample_dir)
         spec["extra"]["sample_digest"] = dir_digest(sample_dir)
         spec["extra"]["sample_world_reused"] = world_reused
@@ -181,13 +200,19 @@ def build_cinesub(
     try:
         stages["inventory"] = inventory_task(spec)
         rounds = []
+        paused = None
         for round_no in range(1, settings.thresholds.max_candidates + 1):
             acq = acquire_task(spec, round_no)
             proc = process_task(spec, round_no)
             rounds.append({"round": round_no, "acquire": acq, "process": proc})
+            if acq.get("quota_exhausted"):
+                paused = acq["quota_exhausted"]
+                break
             if proc.get("needing_more", 0) == 0:
                 break
         stages["rounds"] = rounds
+        if paused:
+            return _pause(settings, run_id, stages, paused)
         stages["cohort"] = cohort_task(spec)
         stages["annotate"] = annotate_task(spec)
         stages["release"] = release_task(spec)
@@ -204,6 +229,31 @@ def build_cinesub(
         )
     try:
         get_run_logger().info("build summary:\n%s", format_summary(summary))
+    except Exception:
+        pass
+    return summary
+
+
+def _pause(settings: Settings, run_id: str, stages: dict[str, Any], quota: dict[str, str]) -> dict[str, Any]:
+    """A spent download quota stops the build cleanly: what was downloaded and processed is
+    kept, nothing is published, and the next build resumes after the reset."""
+    summary = {
+        "run_id": run_id,
+        "home": str(settings.home),
+        "status": "paused",
+        "reason": "quota_exhausted",
+        "quota_reset": quota,
+        "work": {
+            "downloaded": sum(r["acquire"].get("downloaded", 0) for r in stages["rounds"]),
+            "tracks_processed": sum(r["process"].get("processed", 0) for r in stages["rounds"]),
+            "rounds": len(stages["rounds"]),
+        },
+    }
+    with connect(settings.state_db) as con:
+        con.execute("UPDATE runs SET status = 'paused', finished_at = ?, summary = ? WHERE run_id = ?",
+                    [utcnow(), json.dumps(summary, default=str), run_id])
+    try:
+        get_run_logger().warning("download quota exhausted (%s): build paused, rerun after the reset", quota)
     except Exception:
         pass
     return summary
@@ -236,6 +286,7 @@ def build_summary(settings: Settings, run_id: str, stages: dict[str, Any], spec:
     return {
         "run_id": run_id,
         "home": str(settings.home),
+        "status": "completed",
         # a reused release stage published nothing: its stats are those of the run that did
         "release": {"version": rel.get("version"), "path": rel.get("path"),
                     "new": bool(rel.get("new")) and not rel.get("reused"),

@@ -14,12 +14,19 @@ SELECT * EXCLUDE (rn) FROM (
     FROM decisions d
 ) WHERE rn = 1;
 
+-- candidates whose download was refused for good (unsafe archive, ...): rejected, no track
+CREATE OR REPLACE TEMP VIEW refused_downloads AS
+SELECT DISTINCT provider, file_id FROM attempts WHERE outcome = 'download_rejected';
+
 CREATE OR REPLACE TEMP VIEW chain AS
 SELECT c.imdb_id, c.language, c.provider, c.file_id, c.rank, c.download_count,
-       t.track_id, t.status AS track_status, d.action AS decision,
+       t.track_id,
+       coalesce(t.status, CASE WHEN r.file_id IS NOT NULL THEN 'rejected' END) AS track_status,
+       d.action AS decision,
        CASE
            WHEN d.action = 'replace' THEN 'replaced'
            WHEN d.action = 'retain' AND t.status = 'flagged' THEN 'retained'
+           WHEN t.status IS NULL AND r.file_id IS NOT NULL THEN 'rejected'
            ELSE t.status
        END AS eff_status
 FROM candidates c
@@ -29,6 +36,7 @@ LEFT JOIN tracks t
       AND t.provider = c.provider AND t.file_id = c.file_id
       AND t.track_id IN (SELECT track_id FROM current_tracks)
 LEFT JOIN latest_decisions d ON d.track_id = t.track_id
+LEFT JOIN refused_downloads r ON r.provider = c.provider AND r.file_id = c.file_id
 WHERE NOT coalesce(c.machine_translated, false) AND NOT coalesce(c.ai_translated, false);
 
 CREATE OR REPLACE TEMP VIEW chain_groups AS

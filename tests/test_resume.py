@@ -44,6 +44,9 @@ def test_crash_then_resume(tmp_path):
     with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
         done_tracks = con.execute("SELECT count(*) FROM tracks").fetchone()[0]
         done_blobs = con.execute("SELECT count(*) FROM blobs").fetchone()[0]
+        blobs_before = dict(((p, f), t) for p, f, t in con.execute(
+            "SELECT provider, file_id, fetched_at FROM blobs").fetchall())
+        tracks_before = dict(con.execute("SELECT track_id, processed_at FROM tracks").fetchall())
         runs = con.execute("SELECT status FROM runs").fetchall()
     assert done_tracks == 25 and done_blobs > 25
     assert runs == [("running",)]  # the dead run is visible as never finished
@@ -55,8 +58,15 @@ def test_crash_then_resume(tmp_path):
     with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
         assert [r[0] for r in con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()] == [
             "interrupted", "completed"]
-    assert summary["work"]["downloaded"] == summary["work"]["raw_files_in_store"] - done_blobs
     assert summary["work"]["tracks_processed"] == summary["work"]["tracks_in_state"] - done_tracks
+    with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
+        blobs_after = dict(((p, f), t) for p, f, t in con.execute(
+            "SELECT provider, file_id, fetched_at FROM blobs").fetchall())
+        tracks_after = dict(con.execute("SELECT track_id, processed_at FROM tracks").fetchall())
+    # nothing finished before the crash was fetched or processed again
+    assert {k: blobs_after[k] for k in blobs_before} == blobs_before
+    assert {k: tracks_after[k] for k in tracks_before} == tracks_before
+    assert len(blobs_after) > done_blobs
 
     fresh = _build(tmp_path / "fresh")
     assert fresh.returncode == 0, fresh.stderr[-4000:]

@@ -1,9 +1,18 @@
-"""Stage ``acquire``: search providers for every eligible film and language, then download the
-candidates the recovery chain needs next (sql/selection.sql), into the content-addressed raw
-store. Same file id or same bytes → no second download or copy."""
+"""Stage ``acquire``: search the providers for every eligible film and language, then download
+the candidates the recovery chain needs next (sql/selection.sql) into the content-addressed raw
+store. Same (provider, file id) or same bytes → no second download or copy.
+
+Candidates are ranked per film and language in provider order (OpenSubtitles first, SubDL for
+recovery), each provider's by download count. Failures are recorded in ``attempts`` with a reason
+code: a non-retryable refusal (unsafe archive, provider error body) rejects the candidate; a
+retryable one (network, server) is tried again next round or build; a spent quota stops all
+downloads from that provider at once (no request is sent until the reset) and marks the stage
+incomplete, so the next build resumes where this one stopped.
+"""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import duckdb
@@ -11,12 +20,16 @@ import duckdb
 from cinesub.rawstore import RawStore
 from cinesub.records import Candidate, utcnow
 from cinesub.stage import Stage, StageContext
-from flows.stages.common import make_provider, selection_views
+from flows.providers import make_providers
+from flows.stages.common import selection_views
+
+_ATTEMPT = """INSERT INTO attempts (run_id, imdb_id, language, provider, file_id, attempt_no, sha256, outcome,
+                  reason, attempted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
 
 class AcquireStage(Stage):
     name = "acquire"
-    reads = ("films", "candidates", "tracks", "decisions", "blobs")
+    reads = ("films", "candidates", "tracks", "decisions", "blobs", "attempts")
     writes = ("candidates", "blobs", "attempts")
 
     def __init__(self, round_no: int = 1, search: bool = True):
@@ -25,70 +38,100 @@ class AcquireStage(Stage):
         self.name = f"acquire#{round_no}"
 
     def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
-        # The local provider's contents are an input; a network provider is searched every build.
-        from flows.build import dir_digest
-        from flows.stages.common import subtitles_root
+        endpoints = ctx.extra.get("endpoints") or {}
+        if endpoints.get("kind") == "fixtures":
+            return {"sample": ctx.extra.get("sample_digest"), "faults": endpoints.get("faults")}
+        if ctx.settings.inputs.subtitles_dir is not None:
+            from flows.build import dir_digest
 
-        return {"subtitles": dir_digest(subtitles_root(ctx))}
+            return {"subtitles": dir_digest(ctx.settings.inputs.subtitles_dir)}
+        return {"live_run": ctx.run_id}  # network providers: searched every build
 
     def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-        provider = make_provider(ctx)
+        providers = make_providers(ctx.settings, ctx.extra.get("endpoints"))
+        by_name = {p.name: p for p in providers}
         store = RawStore(ctx.settings.raw_dir)
         selection_views(con, ctx)
-        stats = {"searched": 0, "candidates": 0, "downloaded": 0, "reused_blobs": 0, "failed": 0}
+        stats: dict[str, Any] = {"searched": 0, "candidates": 0, "downloaded": 0, "reused_blobs": 0,
+                                 "failed": 0, "rejected": 0, "search_failed": 0}
         if self.search:
-            pairs = con.execute(
-                "SELECT e.imdb_id, l.language FROM eligible_films e CROSS JOIN wanted_languages l ORDER BY 1, 2"
-            ).fetchall()
-            rows = []
-            for imdb_id, language in pairs:
-                found = provider.search(imdb_id, language)
-                stats["searched"] += 1
-                found.sort(key=lambda c: (-c.download_count, c.file_id))
-                for rank, c in enumerate(found, start=1):
-                    rows.append([c.imdb_id, c.language, c.provider, c.file_id, c.download_count, rank,
-                                 c.uploader, c.release, c.fps, c.hearing_impaired, c.machine_translated,
-                                 c.ai_translated, c.upload_date, c.feature_imdb_id, c.url])
-            con.execute("BEGIN")
-            con.execute("DELETE FROM candidates WHERE provider = ?", [getattr(provider, "name", "local")])
-            if rows:
-                con.executemany("INSERT INTO candidates VALUES (" + ",".join("?" * 15) + ")", rows)
-            con.execute("COMMIT")
-            stats["candidates"] = len(rows)
+            self._search(ctx, con, providers, stats)
 
         needed = con.execute(
             "SELECT imdb_id, language, provider, file_id, rank, download_count FROM needed_candidates ORDER BY 1, 2"
         ).fetchall()
-        known = dict(
-            ((p, f), s) for p, f, s in con.execute("SELECT provider, file_id, sha256 FROM blobs").fetchall()
-        )
-        cand_meta = {
-            (r[0], r[1]): r for r in con.execute(
-                "SELECT provider, file_id, imdb_id, language, download_count, url FROM candidates").fetchall()
-        }
+        known = {(p, f): s for p, f, s in con.execute("SELECT provider, file_id, sha256 FROM blobs").fetchall()}
+        meta = {(r[0], r[1]): r for r in con.execute("SELECT provider, file_id, url FROM candidates").fetchall()}
+        crash_after = int(os.environ.get("CINESUB_FAULT_CRASH_AFTER_DOWNLOADS", "0") or 0)
+        stopped: dict[str, str] = {}
         for imdb_id, language, prov, file_id, rank, count in needed:
             sha = known.get((prov, file_id))
             if sha is not None and store.has(sha):
                 stats["reused_blobs"] += 1
                 continue
-            meta = cand_meta[(prov, file_id)]
+            if prov in stopped or prov not in by_name:
+                continue
             cand = Candidate(imdb_id=imdb_id, language=language, provider=prov, file_id=file_id,
-                             download_count=count, url=meta[5])
+                             download_count=count, url=meta[(prov, file_id)][2])
             try:
-                data = provider.download(cand)
-            except Exception as exc:  # recorded with a reason code; the candidate is retried next build
-                code = getattr(exc, "reason_code", type(exc).__name__)
-                con.execute(
-                    "INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, NULL, 'download_failed', ?, ?)",
-                    [ctx.run_id, imdb_id, language, prov, file_id, rank, f"{code}: {exc}"[:500], utcnow()],
-                )
-                stats["failed"] += 1
+                data = by_name[prov].download(cand)
+            except Exception as exc:
+                code = getattr(exc, "reason_code", None) or type(exc).__name__
+                if code == "quota_exhausted":
+                    reset = getattr(exc, "reset_time_utc", None)
+                    stopped[prov] = str(reset) if reset else "unknown"
+                    con.execute(_ATTEMPT, [ctx.run_id, imdb_id, language, prov, file_id, rank, None,
+                                           "quota_exhausted", f"quota_exhausted: reset {stopped[prov]}", utcnow()])
+                    continue
+                retryable = bool(getattr(exc, "retryable", True))
+                outcome = "download_failed" if retryable else "download_rejected"
+                stats["failed" if retryable else "rejected"] += 1
+                con.execute(_ATTEMPT, [ctx.run_id, imdb_id, language, prov, file_id, rank, None, outcome,
+                                       f"{code}: {exc}"[:500], utcnow()])
                 continue
             sha, new = store.put(data)
             con.execute(
                 "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [prov, file_id, sha, len(data), meta[5], language, imdb_id, count, utcnow()],
+                [prov, file_id, sha, len(data), meta[(prov, file_id)][2], language, imdb_id, count, utcnow()],
             )
             stats["downloaded" if new else "reused_blobs"] += 1
+            if crash_after and stats["downloaded"] >= crash_after:  # fault injection (resume test)
+                con.execute("CHECKPOINT")
+                os._exit(137)
         stats["needed"] = len(needed)
+        if stopped:
+            stats["quota_exhausted"] = stopped
+        if stopped or stats["search_failed"] or stats["failed"]:
+            stats["incomplete"] = True
         return stats
+
+    def _search(self, ctx: StageContext, con, providers, stats) -> None:
+        pairs = con.execute(
+            "SELECT e.imdb_id, l.language FROM eligible_films e CROSS JOIN wanted_languages l ORDER BY 1, 2"
+        ).fetchall()
+        rows: list[list[Any]] = []
+        for imdb_id, language in pairs:
+            found: list[Candidate] = []
+            for provider in providers:
+                try:
+                    hits = provider.search(imdb_id, language)
+                except Exception as exc:
+                    stats["search_failed"] += 1
+                    code = getattr(exc, "reason_code", None) or type(exc).__name__
+                    con.execute(_ATTEMPT, [ctx.run_id, imdb_id, language, provider.name, "-", 0, None,
+                                           "search_failed", f"{code}: {exc}"[:500], utcnow()])
+                    continue
+                stats["searched"] += 1
+                found.extend(sorted(hits, key=lambda c: (-c.download_count, c.file_id)))
+            for rank, c in enumerate(found, start=1):
+                rows.append([c.imdb_id, c.language, c.provider, c.file_id, c.download_count, rank,
+                             c.uploader, c.release, c.fps, c.hearing_impaired, c.machine_translated,
+                             c.ai_translated, c.upload_date, c.feature_imdb_id, c.url])
+        con.execute("BEGIN")
+        if stats["search_failed"] == 0:  # a complete search replaces the previous one
+            names = sorted({p.name for p in providers})
+            con.execute(f"DELETE FROM candidates WHERE provider IN ({','.join('?' * len(names))})", names)
+        if rows:
+            con.executemany("INSERT OR REPLACE INTO candidates VALUES (" + ",".join("?" * 15) + ")", rows)
+        con.execute("COMMIT")
+        stats["candidates"] = len(rows)

@@ -12,15 +12,6 @@ from cinesub.state import render_sql, sql_text
 from flows.track_processing import PROCESSING_VERSION
 
 
-def subtitles_root(ctx: StageContext) -> Path:
-    if ctx.sample_dir is not None:
-        return ctx.sample_dir / "subtitles"
-    root = ctx.settings.inputs.subtitles_dir
-    if root is None:
-        raise SystemExit("no subtitle source: set inputs.subtitles_dir (CINESUB_INPUTS__SUBTITLES_DIR) or use --sample")
-    return Path(root)
-
-
 def sources_root(ctx: StageContext) -> Path:
     if ctx.sample_dir is not None:
         return ctx.sample_dir
@@ -28,12 +19,6 @@ def sources_root(ctx: StageContext) -> Path:
     if root is None:
         raise SystemExit("no source pages: set inputs.sources_dir (CINESUB_INPUTS__SOURCES_DIR) or use --sample")
     return Path(root)
-
-
-def make_provider(ctx: StageContext):
-    from extractors.providers.local_dir import LocalDirProvider
-
-    return LocalDirProvider(subtitles_root(ctx))
 
 
 def selection_views(con: duckdb.DuckDBPyConnection, ctx: StageContext) -> None:

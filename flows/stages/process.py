@@ -34,7 +34,7 @@ def _work(args: tuple) -> tuple[dict, Any]:
 
 class ProcessStage(Stage):
     name = "process"
-    reads = ("blobs", "tracks", "decisions", "candidates")
+    reads = ("blobs", "tracks", "decisions", "candidates", "attempts")
     writes = ("tracks", "entries", "flags", "sanitization_log", "selections", "attempts")
 
     def __init__(self, round_no: int = 1):
