@@ -6,7 +6,7 @@ import importlib
 import sys
 import time
 
-BENCHES = ["benchmarks.bench_decode", "benchmarks.bench_parse", "benchmarks.bench_inspect", "benchmarks.bench_checks"]
+BENCHES = ["benchmarks.bench_decode", "benchmarks.bench_parse", "benchmarks.bench_inspect", "benchmarks.bench_checks", "benchmarks.bench_coverage"]
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,294 @@
+"""Exact complete-coverage optimisation (SPEC A7; validators/coverage.py, ``cinesub coverage``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from validators.coverage import CoverageError, solve
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --------------------------------------------------------------------------------------------
+# an independent reference: sets, itertools.combinations, no bitsets, no pruning
+# --------------------------------------------------------------------------------------------
+def _per_film(pairs):
+    films: dict[str, set[str]] = {}
+    for f, a in pairs:
+        films.setdefault(f, set())
+        if a:
+            films[f].add(a)
+    return films
+
+
+def reference(pairs, pool=None, ks=None, require=(), min_films=0):
+    films = _per_film(pairs)
+    freq: dict[str, int] = {}
+    for attrs in films.values():
+        for a in attrs:
+            freq[a] = freq.get(a, 0) + 1
+    ranked = sorted(freq, key=lambda a: (-freq[a], a))
+    chosen = set(ranked if pool is None else ranked[:pool]) | set(require)
+    ks = range(1, len(chosen) + 1) if ks is None else ks
+    holders = {a: {f for f, attrs in films.items() if a in attrs} for a in chosen}
+    out = {}
+    for k in ks:
+        best = None
+        for combo in combinations(sorted(chosen), k):
+            if not set(require) <= set(combo):
+                continue
+            m = len(set.intersection(*(holders[a] for a in combo)))
+            if m < min_films:
+                continue
+            key = (-k * m, -m, list(combo))
+            if best is None or key < best[0]:
+                best = (key, {"attributes": list(combo), "films": m, "score": k * m})
+        out[k] = None if best is None else best[1]
+    return out
+
+
+def random_instance(rng: random.Random, n_attr: int, n_films: int):
+    attrs = [f"l{i:02d}" for i in range(n_attr)]
+    rng.shuffle(attrs)  # names unrelated to frequency
+    ps = [rng.random() ** rng.choice([0.3, 1, 2]) for _ in attrs]
+    style = rng.random()
+    pairs = []
+    for f in range(n_films):
+        fid = f"tt{f:07d}"
+        pairs.append((fid, ""))  # films with no attribute still count as films
+        pop = rng.random()
+        for a, p in zip(attrs, ps):
+            if style < 0.15:  # heavy ties: many attributes nearly universal
+                hit = rng.random() < 0.95
+            elif style < 0.5:  # correlated: popular films have many attributes
+                hit = rng.random() < p * (0.3 + pop)
+            else:
+                hit = rng.random() < p
+            if hit:
+                pairs.append((fid, a))
+    return pairs
+
+
+def _present(pairs):
+    return sorted({a for _, a in pairs if a})
+
+
+# --------------------------------------------------------------------------------------------
+# exactness
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(8))
+def test_equals_brute_force_on_random_instances(seed):
+    rng = random.Random(1000 + seed)
+    for _ in range(30):
+        pairs = random_instance(rng, rng.randint(1, 12), rng.randint(1, 60))
+        present = _present(pairs)
+        if not present:
+            continue
+        r = solve(pairs)
+        ref = reference(pairs)
+        assert [e["k"] for e in r["per_k"]] == list(range(1, len(present) + 1))
+        for e in r["per_k"]:
+            assert e["search"] == ref[e["k"]], (seed, e["k"], pairs)
+        best = min((v for v in ref.values() if v), key=lambda v: (-v["score"], -v["films"], v["attributes"]))
+        assert r["best"] == best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_equals_brute_force_with_pool_require_min_films_and_fixed_k(seed):
+    rng = random.Random(2000 + seed)
+    for _ in range(30):
+        pairs = random_instance(rng, rng.randint(2, 12), rng.randint(5, 60))
+        present = _present(pairs)
+        if len(present) < 2:
+            continue
+        pool = rng.choice([None, rng.randint(1, len(present))])
+        require = rng.sample(present, rng.randint(0, 2))
+        min_films = rng.choice([0, 1, 3, 10, 30])
+        r = solve(pairs, pool=pool, require=require, min_films=min_films)
+        n_pool = len(r["pool"])
+        ref = reference(pairs, pool=pool, ks=range(1, n_pool + 1), require=require, min_films=min_films)
+        for e in r["per_k"]:
+            assert e["search"] == ref[e["k"]], (seed, e["k"], pool, require, min_films)
+            if e["search"] is not None:
+                assert set(require) <= set(e["search"]["attributes"])
+                assert e["search"]["films"] >= min_films
+        k = rng.randint(1, n_pool + 1)
+        fixed = solve(pairs, pool=pool, k=k, require=require, min_films=min_films)
+        assert [e["k"] for e in fixed["per_k"]] == [k]
+        assert fixed["per_k"][0]["search"] == reference(pairs, pool=pool, ks=[k], require=require,
+                                                      min_films=min_films)[k]
+
+
+def test_correlated_instance_of_20_attributes_equals_brute_force():
+    rng = random.Random(7)
+    pairs = []
+    for f in range(300):
+        pop = rng.gauss(0, 1)
+        for i in range(20):
+            if rng.random() < 1 / (1 + 2.718 ** (-(pop - (i / 5 - 1.5)) * 1.5)):
+                pairs.append((f"f{f}", f"a{i:02d}"))
+    r = solve(pairs)
+    ref = reference(pairs, ks=range(1, 21))
+    assert {e["k"]: e["search"] for e in r["per_k"]} == ref
+
+
+# --------------------------------------------------------------------------------------------
+# semantics
+# --------------------------------------------------------------------------------------------
+def spec_shape() -> dict[str, set[str]]:
+    """SPEC A7 in miniature: the top-5 prefix is the best prefix, yet the best set has six
+    languages and one of them (vi) ranks only 8th by frequency."""
+    avail: dict[str, set[str]] = {}
+    core = [f"c{i:03d}" for i in range(300)]
+    extra = [f"e{i:03d}" for i in range(200)]
+    for f in core:
+        avail[f] = {"en", "ar", "id", "fa", "ro", "vi"}
+
+    def add(lang, films):
+        for f in films:
+            avail.setdefault(f, set()).add(lang)
+
+    add("en", extra)
+    add("ar", extra[0:150])
+    add("id", extra[50:200])
+    add("fa", extra[0:75] + extra[125:200])
+    add("ro", extra[25:175])
+    add("es", core[:200] + extra[:160])
+    add("fr", core[100:] + extra[40:200])
+    add("pt", core[:150] + extra[:100])
+    return avail
+
+
+def test_spec_shape_low_ranked_language_enters_the_best_set():
+    r = solve(spec_shape())
+    ranked = [p["attribute"] for p in r["pool"]]
+    assert ranked.index("vi") == 7  # 8th by frequency
+    assert r["best"] == {"attributes": ["ar", "en", "fa", "id", "ro", "vi"], "films": 300, "score": 1800}
+    prefixes = [e["prefix"] for e in r["per_k"]]
+    best_prefix = max(prefixes, key=lambda p: p["score"])
+    assert best_prefix == {"attributes": ["ar", "en", "fa", "id", "ro"], "films": 350, "score": 1750}
+    assert r["best"]["score"] > best_prefix["score"]
+    for e in r["per_k"]:
+        assert e["search"]["score"] >= e["prefix"]["score"]
+
+
+def test_prefix_baseline_is_top_k_by_frequency_with_required_forced_in():
+    r = solve(spec_shape())
+    assert r["per_k"][2]["prefix"] == {"attributes": ["ar", "en", "fa"], "films": 400, "score": 1200}
+    assert r["per_k"][5]["prefix"]["attributes"] == ["ar", "en", "es", "fa", "id", "ro"]
+    forced = solve(spec_shape(), require=["pt"])
+    assert forced["per_k"][0] == {"k": 1, "search": {"attributes": ["pt"], "films": 250, "score": 250},
+                                  "prefix": {"attributes": ["pt"], "films": 250, "score": 250}}
+    # pt forced in, then the most frequent others: en, ar
+    assert forced["per_k"][2]["prefix"]["attributes"] == ["ar", "en", "pt"]
+
+
+def test_pool_restricts_and_required_attribute_outside_the_pool_joins_it():
+    r = solve(spec_shape(), pool=5)
+    assert [p["attribute"] for p in r["pool"]] == ["en", "ar", "fa", "id", "ro"]
+    assert len(r["per_k"]) == 5 and r["best"]["score"] == 1750
+    r = solve(spec_shape(), pool=5, require=["vi"])
+    assert [p["attribute"] for p in r["pool"]] == ["en", "ar", "fa", "id", "ro", "vi"]
+    assert r["best"]["attributes"] == ["ar", "en", "fa", "id", "ro", "vi"]
+    assert r["per_k"][0]["search"]["attributes"] == ["vi"]
+
+
+def test_min_films_and_fixed_k():
+    r = solve(spec_shape(), min_films=400)
+    by_k = {e["k"]: e["search"] for e in r["per_k"]}
+    assert by_k[4] == {"attributes": ["ar", "en", "id", "ro"], "films": 400, "score": 1600}
+    assert by_k[5] is None and by_k[9] is None  # infeasible: no crash, null
+    assert r["best"] == by_k[4]
+    r = solve(spec_shape(), k=7)
+    assert [e["k"] for e in r["per_k"]] == [7]
+    assert r["best"] == {"attributes": ["ar", "en", "es", "fa", "id", "ro", "vi"], "films": 200, "score": 1400}
+    assert solve(spec_shape(), max_k=3)["best"]["score"] == 1275
+
+
+def test_infeasible_sizes_are_null():
+    avail = spec_shape()
+    assert solve(avail, min_films=10_000)["best"] is None
+    assert all(e["search"] is None for e in solve(avail, min_films=10_000)["per_k"])
+    r = solve(avail, k=20)  # larger than the pool
+    assert r["per_k"] == [{"k": 20, "search": None, "prefix": None}] and r["best"] is None
+    r = solve(avail, require=["vi", "pt"], max_k=3)
+    assert r["per_k"][0] == {"k": 1, "search": None, "prefix": None}  # fewer slots than required
+    assert set(r["per_k"][1]["search"]["attributes"]) == {"vi", "pt"}
+
+
+def test_zero_film_sets_tie_and_break_to_the_smallest_names():
+    # disjoint attributes: every 2-set keeps no film
+    pairs = [("f1", "b"), ("f2", "a"), ("f3", "c"), ("f4", "c")]
+    r = solve(pairs)
+    assert r["per_k"][0]["search"] == {"attributes": ["c"], "films": 2, "score": 2}
+    assert r["per_k"][1]["search"] == {"attributes": ["a", "b"], "films": 0, "score": 0}
+    assert solve(pairs, min_films=1)["per_k"][1]["search"] is None
+
+
+def test_ties_break_on_smallest_attribute_list():
+    # four identical attributes: every K-set ties, the lexicographically smallest wins
+    pairs = [(f"f{i}", a) for i in range(5) for a in ("d", "b", "c", "a")]
+    r = solve(pairs)
+    assert [e["search"]["attributes"] for e in r["per_k"]] == [["a"], ["a", "b"], ["a", "b", "c"], ["a", "b", "c", "d"]]
+    assert r["best"]["attributes"] == ["a", "b", "c", "d"]
+
+
+def test_input_forms_agree_and_errors():
+    avail = spec_shape()
+    pairs = [(f, a) for f, attrs in avail.items() for a in sorted(attrs)]
+    assert solve(avail)["per_k"] == solve(pairs + pairs[:10])["per_k"]  # duplicates are harmless
+    with pytest.raises(CoverageError, match="xx"):
+        solve(avail, require=["xx"])
+    with pytest.raises(CoverageError):
+        solve(avail, k=0)
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------------
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CINESUB_")}
+    return subprocess.run([sys.executable, "-m", "cinesub.cli", "coverage", "solve", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def write_csv(path: Path, avail: dict[str, set[str]], header: str = "film_id,attribute") -> Path:
+    lines = [header] + [f"{f},{a}" for f, attrs in sorted(avail.items()) for a in sorted(attrs)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_cli_json(tmp_path):
+    csv_path = write_csv(tmp_path / "avail.csv", spec_shape())
+    p = cli(str(csv_path), "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert {"best", "per_k", "elapsed_s"} <= set(out)
+    assert out["best"] == {"attributes": ["ar", "en", "fa", "id", "ro", "vi"], "films": 300, "score": 1800}
+    assert out["per_k"][4]["prefix"]["score"] == 1750
+    p = cli(str(csv_path), "--json", "--k", "3", "--require", "vi,pt", "--min-films", "10", "--pool", "4")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert [e["k"] for e in out["per_k"]] == [3]
+    assert set(out["best"]["attributes"]) >= {"vi", "pt"} and out["best"]["films"] >= 10
+    p = cli(str(csv_path), "--max-k", "2")
+    assert p.returncode == 0 and "best: ar,en" in p.stdout
+
+
+def test_cli_errors(tmp_path):
+    p = cli(str(tmp_path / "missing.csv"), "--json")
+    assert p.returncode == 2 and "no such file" in p.stderr
+    bad = write_csv(tmp_path / "bad.csv", spec_shape(), header="film,language")
+    p = cli(str(bad), "--json")
+    assert p.returncode == 2 and "bad header" in p.stderr
+    ok = write_csv(tmp_path / "ok.csv", spec_shape())
+    p = cli(str(ok), "--json", "--require", "en,klingon")
+    assert p.returncode == 2 and "klingon" in p.stderr

@@ -1,0 +1,335 @@
+"""Exact complete-coverage optimisation (SPEC A7; docs/coverage.md).
+
+For a set S of attributes (subtitle languages, later rating countries), M(S) is the set of films
+that have *every* attribute in S and the score is q(S) = |S|·|M(S)| (files retained). ``solve``
+returns, for every size K, the proven optimum over all K-subsets of the pool, beside the
+frequency-prefix baseline (the K most frequent attributes).
+
+Method: films are bits of a Python int per attribute, so M(S) is an AND of ints and |M(S)| an
+``int.bit_count()``. A depth-first search enumerates subsets containing the required attributes;
+at every node the remaining candidates are ordered by how many films they keep with the current
+intersection C (their *values*, descending — at the root this is the marginal frequency) and the
+child built on the t-th candidate may only add candidates after it. Any K-subset reached below
+that child keeps at most ``v[t + K - s - 1]`` films (s = current size; the intersection is bounded
+by each of its members' values and the K-s values used are at best the largest ones from t on),
+so its score is at most ``K · v[t + K - s - 1]``. A child is explored only while that bound
+reaches the best score known for some K (bounds fall as t grows, so the loop stops at the first
+child that cannot reach any K). Candidates keeping fewer than ``min_films`` films (at least 1)
+with C are dropped outright. Nothing else is cut, so the result is exact.
+
+Tie-breaking (deterministic): higher score, then more films, then the lexicographically smallest
+sorted attribute list. Ties are honoured exactly: a branch whose bound only *equals* the best
+score is still explored when its lexicographically smallest possible set beats the incumbent.
+
+Sets keeping no film score 0. When every K-subset keeps no film and ``min_films`` is 0, the answer
+for that K is the lexicographically smallest feasible K-subset (all tie at score 0); when
+``min_films`` > 0 cannot be met, or K is smaller than the number of required attributes or larger
+than the pool, ``search`` is ``None`` for that K.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+Avail = Mapping[str, Iterable[str]] | Iterable[tuple[str, str]]
+
+
+class CoverageError(ValueError):
+    """Bad input or parameters (unknown required attribute, k < 1, ...)."""
+
+
+# --------------------------------------------------------------------------------------------
+# input
+# --------------------------------------------------------------------------------------------
+def load_bitsets(avail: Avail) -> tuple[dict[str, int], int]:
+    """(attribute -> film bitset, number of films) from ``{film_id: attributes}`` or
+    ``[(film_id, attribute), ...]``. Films are numbered by attribute count (descending), then id; a film listed with no
+    (or an empty) attribute still counts as a film. Duplicate pairs are harmless."""
+    per_film: dict[str, set[str]] = {}
+    if isinstance(avail, Mapping):
+        for film, attrs in avail.items():
+            per_film.setdefault(str(film), set()).update(str(a) for a in attrs if a is not None and str(a) != "")
+    else:
+        for film, attr in avail:
+            s = per_film.setdefault(str(film), set())
+            if attr is not None and str(attr) != "":
+                s.add(str(attr))
+    bits: dict[str, int] = {}
+    # films with the most attributes get the lowest bits: deep in the search the intersection
+    # holds mostly such films, so its int stays short and every AND / popcount is cheap
+    order = sorted(per_film, key=lambda f: (-len(per_film[f]), f))
+    for i, film in enumerate(order):
+        for a in per_film[film]:
+            bits[a] = bits.get(a, 0) | (1 << i)
+    return bits, len(per_film)
+
+
+def rank_attributes(bits: Mapping[str, int]) -> list[str]:
+    """Attributes by availability: number of films descending, then name."""
+    return sorted(bits, key=lambda a: (-bits[a].bit_count(), a))
+
+
+def _entry(attrs: Iterable[str], films: int) -> dict[str, Any]:
+    attrs = sorted(attrs)
+    return {"attributes": attrs, "films": films, "score": len(attrs) * films}
+
+
+def _intersection(bits: Mapping[str, int], attrs: Iterable[str], universe: int) -> int:
+    c = universe
+    for a in attrs:
+        c &= bits[a]
+    return c
+
+
+# --------------------------------------------------------------------------------------------
+# the exact search
+# --------------------------------------------------------------------------------------------
+class _Search:
+    """Depth-first branch and bound (module docstring). ``score[K]``/``attrs[K]``: incumbents."""
+
+    def __init__(self, ks: set[int], max_k: int, min_films: int):
+        self.ks = ks
+        self.max_k = max_k
+        self.floor = max(min_films, 1)
+        self.score = {k: -1 for k in ks}  # -1: nothing found yet
+        self.attrs: dict[int, list[str] | None] = {k: None for k in ks}
+        self.nodes = 0  # subsets whose intersection was formed (search nodes)
+        self.intersections = 0  # AND + popcount operations (candidate values and degree masks)
+
+    def record(self, s: int, films: int, path: list[str]) -> None:
+        if s not in self.ks or films < self.floor:
+            return
+        score = s * films
+        if score > self.score[s]:
+            self.score[s], self.attrs[s] = score, sorted(path)
+        elif score == self.score[s]:
+            names = sorted(path)
+            if names < self.attrs[s]:  # type: ignore[operator]
+                self.attrs[s] = names
+
+    def run(self, c: int, s: int, path: list[str], cand: list[tuple[int, str]]) -> None:
+        """Visit the node with intersection ``c`` of the ``s`` attributes of ``path``;
+        ``cand``: (film bitset, name) of the attributes it may still add."""
+        self.nodes += 1
+        films = c.bit_count()
+        self.record(s, films, path)
+        floor = self.floor
+        if s >= self.max_k or not cand or films < floor:
+            return
+        self.intersections += len(cand)
+        # candidate values: films each keeps with c; candidates below the floor can never be used
+        vals = []
+        for b, name in cand:
+            cb = c & b
+            v = cb.bit_count()
+            if v >= floor:
+                vals.append((-v, name, cb, b))
+        vals.sort()  # value descending, then name (names are unique)
+        m = len(vals)
+        score = self.score
+        # sizes this node can still improve (the value bound at t = 0; bounds only fall with t)
+        ks = [k for k in range(s + 1, min(self.max_k, s + m) + 1)
+              if k in self.ks and -k * vals[k - s - 1][0] >= score[k]]
+        if not ks:
+            return
+        # degree masks: planes[j][r] = films of c having at least r of the candidates vals[j:]
+        # (bit-sliced "at least r" counters built from the end). A K-set below the child on t
+        # holds candidate t and K - s - 1 candidates after it, so it keeps at most
+        # |c ∩ b_t ∩ planes[t + 1][K - s - 1]| films — and at most the (K - s)-th value from t.
+        big_r = ks[-1] - s
+        ge = [c] + [0] * big_r
+        planes: list = [None] * (m + 1)
+        planes[m] = ge[:]
+        self.intersections += (m - 1) * big_r
+        for j in range(m - 1, 0, -1):
+            cb = vals[j][2]
+            for r in range(min(big_r, m - j), 0, -1):
+                ge[r] |= ge[r - 1] & cb
+            planes[j] = ge[:]
+        tied: list[int] = []  # sizes whose bound below child t only equals the incumbent
+        for t in range(m):
+            cb_t = vals[t][2]
+            nxt = planes[t + 1]
+            alive = reach = strict = False
+            tied.clear()
+            for k in ks:
+                idx = t + k - s - 1
+                if idx >= m:
+                    break
+                w = -vals[idx][0]
+                sk = score[k]
+                if w < floor or k * w < sk:
+                    continue
+                alive = True  # the value bound still reaches: it only falls as t grows
+                d = (cb_t & nxt[k - s - 1]).bit_count()  # the degree bound (not monotone in t)
+                if d < w:
+                    w = d
+                if w < floor:
+                    continue
+                bound = k * w
+                if bound > sk:
+                    strict = reach = True
+                    break
+                if bound == sk:
+                    reach = True
+                    tied.append(k)
+            if not alive:
+                break  # no later child can reach any size either
+            if not reach:
+                continue
+            name = vals[t][1]
+            if not strict and not self._lex_hope(t, s, path, name, vals, tied):
+                continue
+            self.run(cb_t, s + 1, path + [name], [(x[3], x[1]) for x in vals[t + 1:]])
+
+    def _lex_hope(self, t: int, s: int, path: list[str], name: str, vals: list, tied: list[int]) -> bool:
+        """Whether the child on candidate t can still win a tie for some size in ``tied`` (whose
+        bound equals the incumbent): its smallest possible sorted list beats the incumbent's."""
+        rest = sorted(x[1] for x in vals[t + 1:])
+        for k in tied:
+            lexmin = sorted(path + [name] + rest[: k - s - 1])
+            if self.attrs[k] is None or lexmin < self.attrs[k]:
+                return True
+        return False
+
+
+def solve(
+    avail: Avail,
+    pool: int | None = None,
+    max_k: int | None = None,
+    k: int | None = None,
+    require: Iterable[str] = (),
+    min_films: int = 0,
+) -> dict[str, Any]:
+    """Exact complete-coverage optimum for every K (SPEC A7).
+
+    ``avail``: ``{film_id: attributes}`` or ``[(film_id, attribute), ...]``.
+    ``pool``: keep the top-N attributes by availability (films, then name); required attributes
+    outside the top-N are added to it. ``None``: every attribute.
+    ``max_k``: sizes 1..max_k (default and cap: the pool size); ``k``: only that size.
+    ``require``: attributes every set must contain; ``min_films``: sets must keep at least this
+    many films.
+
+    Returns ``{"best", "per_k": [{"k", "search", "prefix"}], "elapsed_s", "pool", "films",
+    "stats"}``; ``search``/``prefix``/``best`` are ``{"attributes", "films", "score"}`` or None.
+    """
+    t0 = time.perf_counter()
+    bits, n_films = load_bitsets(avail)
+    require = list(dict.fromkeys(str(r).strip() for r in require if str(r).strip()))
+    unknown = [r for r in require if r not in bits]
+    if unknown:
+        raise CoverageError(f"unknown required attribute(s): {', '.join(unknown)}")
+    if pool is not None and pool < 1:
+        raise CoverageError("pool must be >= 1")
+    if k is not None and k < 1:
+        raise CoverageError("k must be >= 1")
+    if max_k is not None and max_k < 1:
+        raise CoverageError("max_k must be >= 1")
+    if min_films < 0:
+        raise CoverageError("min_films must be >= 0")
+
+    ranked = rank_attributes(bits)
+    chosen = ranked if pool is None else ranked[:pool]
+    chosen = chosen + [a for a in ranked if a in require and a not in chosen]
+    pool_attrs = [a for a in ranked if a in set(chosen)]  # frequency order
+    n = len(pool_attrs)
+    universe = (1 << n_films) - 1
+
+    if k is not None:
+        ks_list = [k]
+    else:
+        ks_list = list(range(1, min(max_k or n, n) + 1))
+    ks = {x for x in ks_list if len(require) <= x <= n}
+
+    search = _Search(ks, max(ks) if ks else 0, min_films)
+    if ks:
+        c0 = _intersection(bits, require, universe)
+        cand = [(bits[a], a) for a in pool_attrs if a not in require]
+        search.run(c0, len(require), list(require), cand)
+
+    others = [a for a in pool_attrs if a not in require]
+    per_k = []
+    for kk in ks_list:
+        if kk not in ks:
+            per_k.append({"k": kk, "search": None, "prefix": None})
+            continue
+        prefix_attrs = list(require) + others[: kk - len(require)]
+        prefix = _entry(prefix_attrs, _intersection(bits, prefix_attrs, universe).bit_count())
+        if search.attrs[kk] is not None:
+            found = search.attrs[kk]
+            res = _entry(found, _intersection(bits, found, universe).bit_count())
+        elif min_films == 0:
+            # every feasible K-subset keeps no film: all tie at 0, take the lexicographically smallest
+            lex = sorted(require) + sorted(others)[: kk - len(require)]
+            res = _entry(lex, _intersection(bits, lex, universe).bit_count())
+        else:
+            res = None
+        per_k.append({"k": kk, "search": res, "prefix": prefix})
+
+    found_entries = [p["search"] for p in per_k if p["search"] is not None]
+    best = min(found_entries, key=lambda e: (-e["score"], -e["films"], e["attributes"]), default=None)
+    return {
+        "best": best,
+        "per_k": per_k,
+        "elapsed_s": round(time.perf_counter() - t0, 6),
+        "films": n_films,
+        "pool": [{"attribute": a, "films": bits[a].bit_count()} for a in pool_attrs],
+        "require": sorted(require),
+        "min_films": min_films,
+        "stats": {"nodes": search.nodes, "intersections": search.intersections},
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# references (tests, benchmark)
+# --------------------------------------------------------------------------------------------
+def brute_force(avail: Avail, pool: int | None = None, ks: Iterable[int] = (), require: Iterable[str] = (),
+                min_films: int = 0) -> dict[int, dict[str, Any] | None]:
+    """Plain enumeration with ``itertools.combinations`` (no pruning), same tie-breaking:
+    ``{K: {"attributes", "films", "score"} | None}``."""
+    from itertools import combinations
+
+    bits, n_films = load_bitsets(avail)
+    require = set(require)
+    ranked = rank_attributes(bits)
+    chosen = set(ranked if pool is None else ranked[:pool]) | require
+    pool_attrs = sorted(chosen)
+    universe = (1 << n_films) - 1
+    out: dict[int, dict[str, Any] | None] = {}
+    for kk in ks:
+        best = None
+        for combo in combinations(pool_attrs, kk):
+            if not require <= set(combo):
+                continue
+            films = _intersection(bits, combo, universe).bit_count()
+            if films < min_films:
+                continue
+            e = _entry(combo, films)
+            if best is None or (-e["score"], -e["films"], e["attributes"]) < (-best["score"], -best["films"], best["attributes"]):
+                best = e
+        out[kk] = best
+    return out
+
+
+def plain_enumeration(bits_list: list[int], n_films: int, max_k: int) -> tuple[list[int], int]:
+    """Best score per K for K <= max_k by visiting every subset (depth-first, one AND and one
+    popcount per subset, no pruning). Returns (best score per K indexed by K, subsets visited)."""
+    best = [0] * (max_k + 1)
+    count = 0
+    n = len(bits_list)
+
+    def rec(start: int, c: int, s: int) -> None:
+        nonlocal count
+        for j in range(start, n):
+            cj = c & bits_list[j]
+            count += 1
+            sc = (s + 1) * cj.bit_count()
+            if sc > best[s + 1]:
+                best[s + 1] = sc
+            if s + 1 < max_k:
+                rec(j + 1, cj, s + 1)
+
+    rec(0, (1 << n_films) - 1, 0)
+    return best, count
