@@ -53,3 +53,7 @@ CREATE OR REPLACE TEMP VIEW release_sanitization_log AS
 SELECT l.track_id, l.imdb_id, l.language, l."index", l.action, l.reasons, l.sha256
 FROM sanitization_log l JOIN release_tracks t USING (track_id)
 ORDER BY l.imdb_id, l.language, l."index";
+
+-- SPEC A7 per-K coverage table (search optimum and frequency-prefix baseline).
+CREATE OR REPLACE TEMP VIEW release_coverage AS
+SELECT dimension, k, method, attributes, films, score FROM coverage ORDER BY dimension, k, method;

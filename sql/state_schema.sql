@@ -244,3 +244,15 @@ CREATE TABLE IF NOT EXISTS language_safety (
     evidence_indices     JSON NOT NULL,
     PRIMARY KEY (imdb_id, category)
 );
+
+-- Complete-coverage optimisation (SPEC A7): per dimension and K, the exact search optimum and
+-- the frequency-prefix baseline, over the films that pass gates 2-4.
+CREATE TABLE IF NOT EXISTS coverage (
+    dimension     VARCHAR NOT NULL,          -- languages | countries
+    k             INTEGER NOT NULL,
+    method        VARCHAR NOT NULL,          -- search | prefix
+    attributes    VARCHAR,                   -- comma-separated, sorted
+    films         BIGINT,
+    score         BIGINT,
+    PRIMARY KEY (dimension, k, method)
+);

@@ -165,3 +165,23 @@ def test_second_build_reuses_everything(built):
     assert {"inventory", "cohort", "annotate", "release"} <= set(second["work"]["reused_stages"])
     for key in ("films", "tracks", "entries", "funnel", "flags_by_layer"):
         assert second[key] == first[key]
+
+
+def test_coverage_table_in_release_and_report(built):
+    """SPEC A7: the per-K table (exact search beside the frequency prefix) for languages and
+    countries is in the release and the report; with K = all six languages it keeps exactly
+    the films that pass the language gate."""
+    home, first, _, _ = built
+    rel = Path(first["release"]["path"])
+    cov = pl.read_parquet(rel / "coverage.parquet")
+    assert set(cov["dimension"]) == {"languages", "countries"}
+    six = cov.filter((pl.col("dimension") == "languages") & (pl.col("k") == 6) & (pl.col("method") == "search"))
+    assert six["attributes"][0] == "ar,en,fa,id,ro,vi"
+    gate5 = next(g for g in first["funnel"] if g["gate_no"] == 5)
+    assert six["films"][0] == gate5["kept"]
+    for row in cov.filter(pl.col("method") == "search").iter_rows(named=True):
+        prefix = cov.filter((pl.col("dimension") == row["dimension"]) & (pl.col("k") == row["k"])
+                            & (pl.col("method") == "prefix"))
+        assert row["score"] >= prefix["score"][0]  # the exact search never loses to the baseline
+    html = Path(first["report"]["path"]).read_text(encoding="utf-8")
+    assert 'id="coverage-k"' in html and "ar,en,fa,id,ro,vi" in html

@@ -28,7 +28,8 @@ from cinesub.settings import LANGUAGE_NAMES
 from cinesub.state import sql_text
 
 #: Tables of the release, each produced by a query in sql/release_tables.sql.
-TABLES = ("films", "ratings", "tracks", "entries", "language_safety", "funnel", "flags", "sanitization_log")
+TABLES = ("films", "ratings", "tracks", "entries", "language_safety", "funnel", "coverage", "flags",
+          "sanitization_log")
 
 
 def file_sha256(path: Path) -> str:

@@ -84,6 +84,11 @@ def collect(con: duckdb.DuckDBPyConnection, summary: dict[str, Any], processing_
     con.execute(render_sql("review.sql", processing_version=processing_version))
     con.execute(sql_text("report.sql"))
     flags = _rows(con, "SELECT * FROM report_flags")
+    coverage_k = _rows(con, """
+        SELECT s.dimension, s.k, s.attributes AS search_attributes, s.films AS search_films, s.score AS search_score,
+               p.attributes AS prefix_attributes, p.films AS prefix_films, p.score AS prefix_score
+        FROM coverage s JOIN coverage p ON p.dimension = s.dimension AND p.k = s.k AND p.method = 'prefix'
+        WHERE s.method = 'search' ORDER BY s.dimension, s.k""")
     queue = _rows(con, "SELECT * FROM review_queue ORDER BY imdb_id, language, rank NULLS LAST, file_id")
     counts = _rows(con, """
         SELECT count(*) AS tracks,
@@ -128,6 +133,7 @@ def collect(con: duckdb.DuckDBPyConnection, summary: dict[str, Any], processing_
         "counts": counts,
         "layer_language": layer_language,
         "coverage": coverage,
+        "coverage_k": coverage_k,
         "timelines": timelines,
         "timelines_total": len({r["track_id"] for r in timeline_rows}),
         "links": links,
@@ -510,6 +516,16 @@ def render(data: dict[str, Any], thresholds: Any, languages: list[str]) -> str:
               e(", ".join(f"{k} {v}" for k, v in (g.get("reasons") or {}).items()))] for g in funnel]
     parts.append('<section id="funnel"><h2>Funnel</h2>' + svg_funnel(funnel)
                  + _table("funnel-table", ["gate", "name", "kept", "dropped", "reasons"], frows, num_cols={0, 2, 3})
+                 + "</section>")
+    # complete-coverage optimisation (SPEC A7): exact search beside the frequency prefix, per K
+    krows = []
+    for r in data.get("coverage_k", []):
+        krows.append([e(r["dimension"]), str(r["k"]), e(r["search_attributes"] or "—"), str(r["search_films"] or 0),
+                      str(r["search_score"] or 0), e(r["prefix_attributes"] or "—"), str(r["prefix_films"] or 0),
+                      str(r["prefix_score"] or 0)])
+    parts.append('<section id="coverage-k"><h2>Complete-coverage optimisation (per K)</h2>'
+                 + _table("coverage-k-table", ["dimension", "K", "search set", "films", "score", "prefix set",
+                                               "films", "score"], krows, num_cols={1, 3, 4, 6, 7})
                  + "</section>")
     # coverage
     parts.append('<section id="coverage"><h2>Coverage span vs runtime</h2>'

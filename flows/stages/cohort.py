@@ -19,7 +19,7 @@ AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
 class CohortStage(Stage):
     name = "cohort"
     reads = ("films", "link_reviews", "selections", "ratings", "tracks", "decisions")
-    writes = ("film_gates", "funnel", "flags")
+    writes = ("film_gates", "funnel", "flags", "coverage")
 
     def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from validators.duration_audit import audit
@@ -65,10 +65,38 @@ class CohortStage(Stage):
                          row["value"], row["threshold"], row["detail"], row["evidence"]],
                     )
                     n_flags += 1
+        coverage = self._coverage(ctx, con)
         con.execute("COMMIT")
         funnel = [
             {"gate_no": g, "gate": n, "kept": k, "dropped": d, "reasons": json.loads(r) if r else {}}
             for g, n, k, d, r in con.execute("SELECT * FROM funnel ORDER BY gate_no").fetchall()
         ]
         cohort = con.execute("SELECT count(*) FROM film_gates WHERE dropped_at IS NULL").fetchone()[0]
-        return {"cohort_films": cohort, "audit_flags": n_flags, "funnel": funnel}
+        return {"cohort_films": cohort, "audit_flags": n_flags, "funnel": funnel, "coverage": coverage}
+
+    @staticmethod
+    def _coverage(ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        """SPEC A7 per-K table (exact search and frequency prefix) for languages, then countries,
+        over the films that pass gates 2-4; English is required among the languages."""
+        from validators.coverage import solve
+
+        con.execute(sql_text("coverage_input.sql"))
+        con.execute("DELETE FROM coverage")
+        best: dict[str, Any] = {}
+        for dim, view, pool, required in (("languages", "coverage_languages", 29, ["en"]),
+                                          ("countries", "coverage_countries", 21, [])):
+            pairs = con.execute(f"SELECT film_id, attribute FROM {view} ORDER BY 1, 2").fetchall()
+            if not pairs:
+                continue
+            present = {a for _, a in pairs}
+            result = solve(pairs, pool=pool, require=[r for r in required if r in present])
+            for row in result["per_k"]:
+                for method in ("search", "prefix"):
+                    r = row.get(method)
+                    con.execute(
+                        "INSERT INTO coverage VALUES (?, ?, ?, ?, ?, ?)",
+                        [dim, row["k"], method, ",".join(r["attributes"]) if r else None,
+                         r["films"] if r else None, r["score"] if r else None],
+                    )
+            best[dim] = result["best"]
+        return best
