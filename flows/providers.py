@@ -44,6 +44,7 @@ def sample_services(settings: Settings, world: Path, faults: str | None) -> Iter
     """Start the fixture servers for a sample build; yield the endpoints (no secrets)."""
     from fixtures.faults import FaultConfig, parse_faults
     from fixtures.opensubtitles_server import OpenSubtitlesFixture
+    from fixtures.pages_server import PagesFixture
     from fixtures.subdl_server import SubDLFixture
 
     active = sorted(parse_faults(faults)) if faults else []
@@ -52,8 +53,10 @@ def sample_services(settings: Settings, world: Path, faults: str | None) -> Iter
     os_fx = OpenSubtitlesFixture(world, active, config=config, api_key=creds["api_key"],
                                  username=creds["username"], password=creds["password"])
     sd_fx = SubDLFixture(world, active, config=config, api_key=creds["subdl_api_key"])
-    with os_fx, sd_fx:
+    pages_fx = PagesFixture(world)  # review sites and IMDb, shaped like the real ones
+    with os_fx, sd_fx, pages_fx:
         yield {
+            "pages": pages_fx.base_urls,
             "kind": "fixtures",
             "faults": active,
             "opensubtitles_url": os_fx.api_url,

@@ -35,6 +35,9 @@ class InventoryStage(Stage):
     def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
         from flows.build import dir_digest
 
+        endpoints = ctx.extra.get("endpoints") or {}
+        if endpoints.get("pages"):  # sample build: the pages are the sample world's, served verbatim
+            return {"sample": ctx.extra.get("sample_digest")}
         root = sources_root(ctx)
         return {"sources": {d: dir_digest(root / d) if (root / d).is_dir() else None for d in ("kim", "csm", "imdb")}}
 
@@ -44,7 +47,7 @@ class InventoryStage(Stage):
         from extractors.sources.kim import parse_kim
         from validators.ratings import normalize_certificates
 
-        root = sources_root(ctx)
+        root, mirror = self._source_dir(ctx)
         store = RawStore(ctx.settings.raw_dir)
         source_rows: list[list[Any]] = []
 
@@ -143,9 +146,26 @@ class InventoryStage(Stage):
         statuses: dict[str, int] = {}
         for row in films:
             statuses[row[6]] = statuses.get(row[6], 0) + 1
-        return {"kim_pages": n_pages, "csm_pages": sum(len(v) for v in csm_by_title.values()),
+        return {"mirror": mirror, "kim_pages": n_pages, "csm_pages": sum(len(v) for v in csm_by_title.values()),
                 "imdb_id_status": statuses, "link_reviews": len(reviews),
                 "ratings": len(rating_rows), "unmapped_ratings": len(unmapped_rows)}
+
+    @staticmethod
+    def _source_dir(ctx: StageContext) -> tuple[Path, dict[str, Any] | None]:
+        """The directory of source pages: in a sample build, mirrored from the page fixture server
+        by the polite fetcher (robots.txt, rate limit, on-disk cache) exactly as a live crawl."""
+        endpoints = ctx.extra.get("endpoints") or {}
+        if not endpoints.get("pages"):
+            return sources_root(ctx), None
+        from extractors.sources.fetch import PoliteFetcher, mirror_sources
+
+        base_urls = endpoints["pages"]
+        out = ctx.settings.home / "sources" / "sample-mirror"
+        fetcher = PoliteFetcher(ctx.settings.home / "cache" / "pages", requests_per_second=500.0,
+                                site_roots=tuple(base_urls.values()))
+        report = mirror_sources(fetcher, base_urls, out)
+        return out, {"pages": len(report.kim) + len(report.csm), "imdb_titles": len(report.imdb_titles),
+                     "skipped": len(report.skipped)}
 
     @staticmethod
     def _imdb(root: Path, imdb_id: str, basics_row: dict, ratings_row: dict | None, keep, parse_imdb_title):
