@@ -4,14 +4,12 @@ against loopback OpenSubtitles and SubDL emulations, through the real CLI and fl
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from _cli_runner import run_build
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -23,27 +21,9 @@ TABLES = ("films", "tracks", "entries", "flags", "sanitization_log", "ratings", 
 
 
 def _build(home: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"),
-               CINESUB_PROVIDERS__OPENSUBTITLES_API_KEY=API_KEY,
-               CINESUB_PROVIDERS__OPENSUBTITLES_PASSWORD=PASSWORD,
-               CINESUB_PROVIDERS__SUBDL_API_KEY=SUBDL_KEY,
-               CINESUB_FIXTURE_QUOTA="60", **extra_env)
-    env.pop("PREFECT_API_URL", None)
-    home.mkdir(parents=True, exist_ok=True)
-    n = len(list(home.parent.glob(f"{home.name}.*.out")))
-    out_path, err_path = home.parent / f"{home.name}.{n}.out", home.parent / f"{home.name}.{n}.err"
-    with open(out_path, "w") as out, open(err_path, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "cinesub.cli", "build", "--sample", "--films", "20",
-                                 "--json", *args], cwd=REPO, env=env, stdout=out, stderr=err,
-                                start_new_session=True)
-        try:
-            rc = proc.wait(timeout=600)
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    return subprocess.CompletedProcess(proc.args, rc, out_path.read_text(), err_path.read_text())
+    return run_build(home, *args, CINESUB_PROVIDERS__OPENSUBTITLES_API_KEY=API_KEY,
+                     CINESUB_PROVIDERS__OPENSUBTITLES_PASSWORD=PASSWORD,
+                     CINESUB_PROVIDERS__SUBDL_API_KEY=SUBDL_KEY, CINESUB_FIXTURE_QUOTA="60", **extra_env)
 
 
 @pytest.fixture(scope="module")

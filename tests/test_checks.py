@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -350,7 +348,7 @@ def test_minutes_to_ms_is_exact():
 # ---------------------------------------------------------------------------------------------
 # real files: exactly the genuine timing defects, nothing else
 # ---------------------------------------------------------------------------------------------
-from _realdata import CODECS, TIMING, manifest_codecs, read_track  # noqa: E402,F401
+from _realdata import manifest_codecs, read_track  # noqa: E402
 
 
 @pytest.mark.realdata

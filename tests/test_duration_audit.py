@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import polars as pl
@@ -175,7 +174,7 @@ def test_summarize():
 # ---------------------------------------------------------------------------------------------
 # real files
 # ---------------------------------------------------------------------------------------------
-from _realdata import CODECS, TIMING, manifest_codecs, read_track  # noqa: E402,F401
+from _realdata import manifest_codecs, read_track  # noqa: E402
 
 
 def real(realdata: Path, name: str) -> dict[str, int]:

@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent

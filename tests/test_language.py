@@ -4,7 +4,6 @@ Arabic vs Persian, determinism, sampling, speed, and the real subtitle files."""
 from __future__ import annotations
 
 import json
-import re
 import time
 import unicodedata
 from pathlib import Path
@@ -363,7 +362,7 @@ def test_threshold_comes_from_settings():
 # ---------------------------------------------------------------------------------------------
 # real subtitle files (../shared/realdata/srt)
 # ---------------------------------------------------------------------------------------------
-from _realdata import CODECS, TIMING, manifest_codecs, read_track  # noqa: E402,F401
+from _realdata import manifest_codecs, read_track  # noqa: E402
 
 
 def real_files(realdata: Path) -> list[tuple[str, str]]:

@@ -4,37 +4,19 @@ redoing finished downloads or tracks, and ends with the same release as an unint
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from _cli_runner import run_build
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 
 def _build(home: Path, **extra_env: str) -> subprocess.CompletedProcess:
-    """Run the CLI in its own process group; output goes to files, so children left behind by a
-    hard crash (the ephemeral Prefect server, pool workers) cannot hold a pipe open."""
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"), **extra_env)
-    env.pop("PREFECT_API_URL", None)
-    home.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = home.parent / f"{home.name}.out", home.parent / f"{home.name}.err"
-    with open(out_path, "w") as out, open(err_path, "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "cinesub.cli", "build", "--sample", "--films", "20", "--json"],
-                                cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True)
-        try:
-            rc = proc.wait(timeout=600)
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    return subprocess.CompletedProcess(proc.args, rc, out_path.read_text(), err_path.read_text())
+    return run_build(home, **extra_env)
 
 
 def test_crash_then_resume(tmp_path):

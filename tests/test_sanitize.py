@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -314,7 +313,7 @@ def test_planted_boilerplate_is_removed_and_narrative_kept(language):
 # ---------------------------------------------------------------------------------------------
 # real files: every credit/advertisement entry removed, nothing else
 # ---------------------------------------------------------------------------------------------
-from _realdata import CODECS, TIMING, manifest_codecs, read_track  # noqa: E402,F401
+from _realdata import manifest_codecs, read_track  # noqa: E402
 
 
 #: indices of the distribution-artifact entries in each real file, found by reading every file

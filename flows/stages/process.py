@@ -4,7 +4,6 @@ the sanitization log, and recompute the selection per film and language."""
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import sys
