@@ -333,12 +333,13 @@ def test_speed_1500_entries_under_50ms(realdata_dir):
     entries = _srt_entries(realdata_dir / "srt" / "en" / "en__ferdinand_2017__cp1252_sdh.srt")[:1500]
     assert len(entries) == 1500
     scan(entries)  # warm the compiled lexicon
+    # CPU time of this process, best of 10: other test workers must not fail the measurement
     best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
+    for _ in range(10):
+        t0 = time.process_time()
         scan(entries)
-        best = min(best, time.perf_counter() - t0)
-    assert best < 0.050, f"{best * 1000:.1f} ms"
+        best = min(best, time.process_time() - t0)
+    assert best < 0.050, f"{best * 1000:.1f} ms CPU"
 
 
 def test_speed_synthetic_track_under_50ms():
