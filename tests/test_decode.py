@@ -395,11 +395,11 @@ def test_large_blank_body_rejected_as_empty():
 def test_decoding_a_1500_entry_file_takes_a_few_ms(realdata_dir):
     raw = (realdata_dir / "srt" / "fa" / "fa__this_means_war_2012__cp1256.srt").read_bytes()  # 1,676 cues
     decode(raw, "fa")
-    times = []
+    times = []  # CPU time of this process: other test workers must not fail the measurement
     for _ in range(7):
-        t = time.perf_counter()
+        t = time.process_time()
         decode(raw, "fa")
-        times.append(time.perf_counter() - t)
+        times.append(time.process_time() - t)
     assert statistics.median(times) < 0.025
 
 

@@ -410,9 +410,9 @@ def test_real_track_identified_in_under_300_ms(realdata_dir):
     name = "en/en__ferdinand_2017__cp1252_sdh.srt"
     entries = read_track(realdata_dir / "srt" / name, manifest_codecs(realdata_dir)[name])
     assert entries.height >= 1_500
-    timings = []
+    timings = []  # CPU time of this process: other test workers must not fail the measurement
     for _ in range(3):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         language_share(entries, "en")
-        timings.append(time.perf_counter() - t0)
+        timings.append(time.process_time() - t0)
     assert min(timings) < 0.3, timings
