@@ -256,3 +256,29 @@ CREATE TABLE IF NOT EXISTS coverage (
     score         BIGINT,
     PRIMARY KEY (dimension, k, method)
 );
+
+-- Kids-in-Mind reference vs subtitle counts (SPEC A9), per cohort film and category; never forced
+-- to agree. kim_count/difference NULL when the film has no KIM language summary. Diagnostic.
+CREATE TABLE IF NOT EXISTS safety_discrepancies (
+    imdb_id          VARCHAR NOT NULL,
+    track_id         VARCHAR NOT NULL,
+    category         VARCHAR NOT NULL,
+    subtitle_count   INTEGER NOT NULL,
+    kim_count        INTEGER,
+    difference       INTEGER,
+    large            BOOLEAN NOT NULL,
+    sample_evidence_indices JSON NOT NULL,
+    PRIMARY KEY (imdb_id, category)
+);
+
+-- Matched spans behind language_safety (diagnostic; NOT part of the public release).
+CREATE TABLE IF NOT EXISTS safety_matches (
+    imdb_id       VARCHAR NOT NULL,
+    track_id      VARCHAR NOT NULL,
+    "index"       INTEGER NOT NULL,          -- original subtitle index
+    category      VARCHAR NOT NULL,
+    span          VARCHAR NOT NULL,
+    rule          VARCHAR NOT NULL,          -- lexicon rule id
+    start_pos     INTEGER NOT NULL,          -- offsets in the cleaned entry text
+    end_pos       INTEGER NOT NULL
+);
