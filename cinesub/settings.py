@@ -79,6 +79,19 @@ class ProviderSettings(BaseModel):
     requests_per_second: float = 4.0
 
 
+class CurationSettings(BaseModel):
+    """SPEC A10 task-reference curation: rules always, an optional Gemini-assisted pass."""
+
+    gemini_enabled: bool = False
+    gemini_model: str = "gemini-2.5-flash"
+    gemini_api_key: SecretStr | None = None
+    gemini_api_key_block: str | None = "gemini-api-key"
+    gemini_base_url: str | None = None
+    gemini_thinking_level: str | None = None
+    #: task fields subject to the completeness rule (a field is kept only when every cohort film has it)
+    task_fields: tuple[str, ...] = ("plot", "synopsis", "storyline", "keyMessage", "genres", "ageSuitabilityRating")
+
+
 class InputSettings(BaseModel):
     """Where a non-sample build reads its inputs (the sample build fills these itself)."""
 
@@ -100,6 +113,7 @@ class Settings(BaseSettings):
     safety: SafetySettings = SafetySettings()
     providers: ProviderSettings = ProviderSettings()
     inputs: InputSettings = InputSettings()
+    curation: CurationSettings = CurationSettings()
     workers: int = Field(2, description="parallel processes for track processing")
 
     # -- derived paths -------------------------------------------------------------------------
@@ -122,7 +136,8 @@ class Settings(BaseSettings):
     def public_dict(self) -> dict[str, Any]:
         """Settings without secrets, for hashing and for writing into manifests."""
         data = self.model_dump(mode="json", exclude={"providers": {
-            "opensubtitles_api_key", "opensubtitles_password", "subdl_api_key", "opensubtitles_username"}})
+            "opensubtitles_api_key", "opensubtitles_password", "subdl_api_key", "opensubtitles_username"},
+            "curation": {"gemini_api_key"}})
         data["home"] = str(self.home)
         return data
 

@@ -107,6 +107,13 @@ def cohort_task(spec: dict[str, Any]) -> dict[str, Any]:
     return _run(CohortStage(), spec)
 
 
+@task(name="curate", cache_policy=NO_CACHE)
+def curate_task(spec: dict[str, Any]) -> dict[str, Any]:
+    from flows.stages.curate import CurateStage
+
+    return _run(CurateStage(), spec)
+
+
 @task(name="annotate", cache_policy=NO_CACHE)
 def annotate_task(spec: dict[str, Any]) -> dict[str, Any]:
     from flows.stages.annotate import AnnotateStage
@@ -214,6 +221,7 @@ def _build(settings: Settings, config: str | None, force: bool, endpoints: dict[
         if paused:
             return _pause(settings, run_id, stages, paused)
         stages["cohort"] = cohort_task(spec)
+        stages["curate"] = curate_task(spec)
         stages["annotate"] = annotate_task(spec)
         stages["release"] = release_task(spec)
         summary = build_summary(settings, run_id, stages, spec)

@@ -282,3 +282,27 @@ CREATE TABLE IF NOT EXISTS safety_matches (
     start_pos     INTEGER NOT NULL,          -- offsets in the cleaned entry text
     end_pos       INTEGER NOT NULL
 );
+
+-- SPEC A10 task-reference curation: raw and cleaned plot/synopsis/storyline per cohort film
+-- (raw kept for traceability), and the completeness rule per task field.
+CREATE TABLE IF NOT EXISTS curation (
+    imdb_id       VARCHAR NOT NULL,
+    field         VARCHAR NOT NULL,
+    raw           VARCHAR,
+    raw_sha256    VARCHAR NOT NULL,
+    clean         VARCHAR,
+    status        VARCHAR NOT NULL,          -- missing | unchanged | cleaned | emptied
+    removed       JSON NOT NULL,             -- [{span, text, rule, category, reason}]
+    method        VARCHAR NOT NULL,          -- rules | rules+gemini
+    rules_version VARCHAR NOT NULL,
+    gemini_error  VARCHAR,                   -- reason code when the Gemini pass failed (rules stand)
+    PRIMARY KEY (imdb_id, field)
+);
+
+CREATE TABLE IF NOT EXISTS task_fields (
+    field         VARCHAR PRIMARY KEY,
+    kept          BOOLEAN NOT NULL,
+    present       INTEGER NOT NULL,
+    total         INTEGER NOT NULL,
+    missing       JSON NOT NULL              -- imdb ids of cohort films lacking the field
+);

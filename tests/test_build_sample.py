@@ -185,3 +185,30 @@ def test_coverage_table_in_release_and_report(built):
         assert row["score"] >= prefix["score"][0]  # the exact search never loses to the baseline
     html = Path(first["report"]["path"]).read_text(encoding="utf-8")
     assert 'id="coverage-k"' in html and "ar,en,fa,id,ro,vi" in html
+
+
+def test_task_references_curated_and_completeness_applied(built):
+    """SPEC A10: planted production-history sentences are removed from the released synopsis,
+    the raw text stays in the curation table, and the completeness rule is recorded."""
+    home, first, _, manifest = built
+    rel = Path(first["release"]["path"])
+    films = {json.loads(line)["sources"]["imdbLink"].rstrip("/").rsplit("/", 1)[1]: json.loads(line)
+             for line in (rel / "films.jsonl").read_text(encoding="utf-8").splitlines()}
+    planted = {f["imdb_id"]: f["planted_external"] for f in manifest["films"]
+               if f.get("planted_external") and f["imdb_id"] in films}
+    assert planted, "the sample world plants external sentences in cohort films"
+    with _state(home) as con:
+        raw = {r[0]: r[1] for r in con.execute(
+            "SELECT imdb_id, raw FROM curation WHERE field = 'synopsis'").fetchall()}
+        removed = {r[0] for r in con.execute(
+            "SELECT imdb_id FROM curation WHERE field = 'synopsis' AND status = 'cleaned'").fetchall()}
+        kept = dict(con.execute("SELECT field, kept FROM task_fields").fetchall())
+    for imdb_id, sentence in planted.items():
+        assert sentence not in films[imdb_id]["synopsis"]
+        assert sentence in raw[imdb_id]
+    assert removed == set(planted)  # nothing else was cut from any synopsis
+    assert kept["plot"] and kept["synopsis"]
+    for film in films.values():
+        for field, is_kept in kept.items():
+            if not is_kept:
+                assert film[field] is None

@@ -123,6 +123,12 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], c
         tracks.setdefault(t["imdb_id"], []).append(t)
     con.register("rel_entries", tables["entries"])
     order = {c: i for i, c in enumerate(countries)}
+    # SPEC A10: cleaned task references, and only the task fields complete across the cohort
+    curated = {(i, f): c for i, f, c in con.execute("SELECT imdb_id, field, clean FROM curation").fetchall()}
+    kept = {f: k for f, k in con.execute("SELECT field, kept FROM task_fields").fetchall()}
+
+    def task(field: str, value: Any) -> Any:
+        return value if kept.get(field, True) else None
     for film in films:
         imdb = json.loads(film["imdb_json"])
         kim = json.loads(film["kim_json"])
@@ -153,13 +159,13 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], c
             "topCast": [{"actor": c["actor"], "character": (c.get("characters") or [None])[0]} for c in cast[:10]],
             "fullCast": [{"actor": c["actor"], "characters": c.get("characters") or [],
                           "additionalTexts": c.get("additional_texts") or []} for c in cast],
-            "plot": imdb.get("plot"),
-            "synopsis": imdb.get("synopsis"),
-            "storyline": csm.get("storyline"),
-            "keyMessage": kim.get("key_message"),
-            "genres": imdb.get("genres") or [],
+            "plot": task("plot", curated.get((film["imdb_id"], "plot"), imdb.get("plot"))),
+            "synopsis": task("synopsis", curated.get((film["imdb_id"], "synopsis"), imdb.get("synopsis"))),
+            "storyline": task("storyline", curated.get((film["imdb_id"], "storyline"), csm.get("storyline"))),
+            "keyMessage": task("keyMessage", kim.get("key_message")),
+            "genres": task("genres", imdb.get("genres") or []),
             "topics": imdb.get("topics") or [],
-            "ageSuitabilityRating": csm.get("age_suitability"),
+            "ageSuitabilityRating": task("ageSuitabilityRating", csm.get("age_suitability")),
             "motionPictureRatings": [
                 {"country": r["country"], "label": r["label"], "minimumAge": r["minimum_age"], "ordinal": r["ordinal"]}
                 for r in sorted(ratings.get(film["imdb_id"], []), key=lambda r: order.get(r["country"], 99))

@@ -82,6 +82,13 @@ MIN_FILMS = len(GATE_CASES) + 4
 
 #: Verification layers whose failure stops ingestion (status "rejected"); the others ingest the
 #: track with a flag (status "flagged"). Either way the pipeline must fall back to the next one.
+#: material external to the film planted in synopses (SPEC A10), removed by curation
+EXTERNAL_SENTENCES = (
+    "Filming began in March 2012 in Vancouver.",
+    "It was made on a budget of $15 million.",
+    "It premiered at the 2015 Sundance Film Festival.",
+)
+
 STOP_LAYERS = {"provider_body", "timestamp_syntax", "encoding"}
 
 #: Planted defects in rank-1 candidates of passing films: (layer, variant, language, needs a long film).
@@ -267,6 +274,12 @@ def _make_film(idx: int, title: str, case: str | None, seed: int, used_ids: set[
     sentences.append(rng.choice(catalog.ENDINGS).format(a=a, b=b, c=c))
     half = len(sentences) // 2
     synopsis: str | None = " ".join(sentences[:half]) + "\n\n" + " ".join(sentences[half:])
+    # SPEC A10: every fifth film's synopsis carries a production-history sentence that curation
+    # must remove (chosen by index, so the random stream and the rest of the world are unchanged)
+    planted_external = None
+    if idx % 5 == 0:
+        planted_external = EXTERNAL_SENTENCES[(idx // 5) % len(EXTERNAL_SENTENCES)]
+        synopsis = synopsis + " " + planted_external
     description: str | None = plot
     old_names = rng.random() < 0.15
     cert_style = "modern" if rng.random() < 0.25 else "inline"
@@ -284,6 +297,7 @@ def _make_film(idx: int, title: str, case: str | None, seed: int, used_ids: set[
         countries=countries, languages=languages, directors=directors, writers=writers, cast=cast,
         keywords=sorted(rng.sample(catalog.KEYWORDS, rng.randint(3, 7))), summaries=summaries,
         synopsis=synopsis, description=description, certificates=certificates, cert_style=cert_style,
+        planted_external=planted_external,
         ratings=ratings, imdb_rating=round(rng.uniform(4.5, 8.9), 1), votes=rng.randint(1_000, 900_000),
         mpaa=mpaa,
         kim_scores={"sex": min(10, max(0, level * 2 + rng.randint(-1, 2))),
@@ -788,6 +802,7 @@ def _manifest(seed: int, n_films: int, films: list[Film], world: _World) -> dict
             "age_suitability": f.csm_age if f.csm_id else None,
             "has_plot": bool(f.summaries),
             "has_synopsis": f.synopsis is not None,
+            "planted_external": f.planted_external if f.synopsis is not None else None,
             "certificates": f.certificates,
             "ratings": f.ratings,
             "kim_language_rating": f.kim_scores["language"],

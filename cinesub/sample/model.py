@@ -60,5 +60,6 @@ class Film:
     expected_drop_reason: str | None = None
     expected_drop_detail: str | None = None
     has_subtitles: bool = True
+    planted_external: str | None = None  # SPEC A10 sentence appended to the synopsis
     missing_language: str | None = None
     unusable_language: str | None = None

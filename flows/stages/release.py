@@ -14,7 +14,7 @@ class ReleaseStage(Stage):
     name = "release"
     version = "1"
     reads = ("films", "film_gates", "funnel", "selections", "tracks", "entries", "ratings",
-             "language_safety", "flags", "sanitization_log", "coverage")
+             "language_safety", "flags", "sanitization_log", "coverage", "curation", "task_fields")
     writes = ()
 
     def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
