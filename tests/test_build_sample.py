@@ -185,6 +185,7 @@ def test_coverage_table_in_release_and_report(built):
         assert row["score"] >= prefix["score"][0]  # the exact search never loses to the baseline
     html = Path(first["report"]["path"]).read_text(encoding="utf-8")
     assert 'id="coverage-k"' in html and "ar,en,fa,id,ro,vi" in html
+    assert 'id="safety-discrepancies"' in html and "strongProfanity" in html
 
 
 def test_task_references_curated_and_completeness_applied(built):

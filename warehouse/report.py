@@ -139,6 +139,11 @@ def collect(con: duckdb.DuckDBPyConnection, summary: dict[str, Any], processing_
         "links": links,
         "history": history,
         "sanitization": sanitization,
+        "safety": _rows(con, """
+            SELECT imdb_id, category, subtitle_count, kim_count, difference, large,
+                   CAST(sample_evidence_indices AS VARCHAR) AS evidence
+            FROM safety_discrepancies
+            ORDER BY large DESC, abs(difference) DESC NULLS LAST, imdb_id, category"""),
     }
 
 
@@ -587,6 +592,15 @@ def render(data: dict[str, Any], thresholds: Any, languages: list[str]) -> str:
                     if hrows else "<p>No decisions recorded yet.</p>") + "</section>")
     # sanitization
     srows = [[e(r["language"]), e(r["action"]), e(r["reasons"]), str(r["n"])] for r in data["sanitization"]]
+    srows = [[e(r["imdb_id"]), e(r["category"]), str(r["subtitle_count"]),
+              "—" if r["kim_count"] is None else str(r["kim_count"]),
+              "—" if r["difference"] is None else f"{r['difference']:+d}", "yes" if r["large"] else "",
+              e(r["evidence"])] for r in data.get("safety", [])]
+    parts.append('<section id="safety-discrepancies"><h2>Language safety: subtitles vs Kids-in-Mind</h2>'
+                 + _table("safety-table", ["film", "category", "subtitles", "KIM", "difference", "large",
+                                           "sample evidence indices"], srows, num_cols={2, 3, 4}, filterable=True)
+                 + "<p class=muted>Counts from the English track beside the KIM prose counts; never forced to "
+                   "agree.</p></section>")
     parts.append('<section id="sanitization"><h2>Sanitization on selected tracks</h2>'
                  + (_table("sanitization-table", ["language", "action", "reasons", "entries"], srows, num_cols={3})
                     if srows else "<p>No sanitization actions.</p>") + "</section>")
