@@ -141,6 +141,7 @@ from cinesub import cli_review; cli_review.register(app)  # noqa: E702
 from cinesub import cli_coverage; cli_coverage.register(app)  # noqa: E702
 from cinesub import cli_ratings; cli_ratings.register(app)  # noqa: E702
 from cinesub import cli_safety; cli_safety.register(app)  # noqa: E702
+from cinesub import cli_release; cli_release.register(app)  # noqa: E702
 
 
 def main() -> None:  # pragma: no cover

@@ -213,3 +213,18 @@ def test_task_references_curated_and_completeness_applied(built):
         for field, is_kept in kept.items():
             if not is_kept:
                 assert film[field] is None
+
+
+def test_release_list_and_show_commands(built):
+    home, first, _, _ = built
+    env = dict(os.environ, CINESUB_HOME=str(home))
+    out = subprocess.run(CLI + ["release", "list", "--json"], cwd=REPO, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["version"] for r in rows] == ["1.0.0"] and rows[0]["latest"] is True
+    assert rows[0]["films"] == first["films"] and rows[0]["entries"] == first["entries"]
+    shown = subprocess.run(CLI + ["release", "show", "latest", "--json"], cwd=REPO, env=env,
+                           capture_output=True, text=True)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["version"] == "1.0.0"
+    missing = subprocess.run(CLI + ["release", "show", "9.9.9"], cwd=REPO, env=env, capture_output=True, text=True)
+    assert missing.returncode == 2 and "no release 9.9.9" in missing.stderr
