@@ -33,3 +33,20 @@ def realdata_dir() -> Path:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Path:
+    """A small sample world (17 films, the generator's minimum) for provider and fixture tests."""
+    from cinesub.sample.generate import generate
+
+    root = tmp_path_factory.mktemp("world")
+    generate(root, n_films=17)
+    return root
+
+
+@pytest.fixture(scope="module")
+def manifest(world) -> dict:
+    import json
+
+    return json.loads((world / "manifest.json").read_text())

@@ -17,23 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cinesub.sample.generate import generate
 from fixtures import FAULT_MODES, FaultConfig, OpenSubtitlesFixture, SubDLFixture, parse_faults
 from fixtures.faults import CLOUDFLARE_HTML
 
 OS_REAL = "opensubtitles_api/subliminal"
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("world")
-    generate(root, n_films=17)
-    return root
-
-
-@pytest.fixture(scope="module")
-def manifest(world) -> dict:
-    return json.loads((world / "manifest.json").read_text())
 
 
 def _client() -> httpx.Client:

@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from cinesub.records import Candidate
-from cinesub.sample.generate import generate
 from cinesub.settings import ProviderSettings
 from extractors.providers.errors import REASON_CODES, ProviderError
 from extractors.providers.opensubtitles import OpenSubtitlesProvider
@@ -29,18 +28,6 @@ from fixtures import FaultConfig, OpenSubtitlesFixture
 
 REPO = Path(__file__).resolve().parent.parent
 FAST_RETRY = RetryPolicy(max_attempts=6, backoff_base_s=0.01, backoff_max_s=0.05, max_retry_after_s=30)
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("world")
-    generate(root, n_films=17)
-    return root
-
-
-@pytest.fixture(scope="module")
-def manifest(world) -> dict:
-    return json.loads((world / "manifest.json").read_text())
 
 
 @pytest.fixture

@@ -14,25 +14,12 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from cinesub.records import Candidate
-from cinesub.sample.generate import generate
 from extractors.providers.errors import ProviderError
 from extractors.providers.ratelimit import RetryPolicy
 from extractors.providers.subdl import SubDLProvider
 from fixtures import FaultConfig, SubDLFixture
 
 FAST_RETRY = RetryPolicy(max_attempts=6, backoff_base_s=0.01, backoff_max_s=0.05)
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("world")
-    generate(root, n_films=17)
-    return root
-
-
-@pytest.fixture(scope="module")
-def manifest(world) -> dict:
-    return json.loads((world / "manifest.json").read_text())
 
 
 @pytest.fixture
