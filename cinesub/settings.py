@@ -99,6 +99,19 @@ class InputSettings(BaseModel):
     subtitles_dir: Path | None = Field(None, description="local-directory provider root: <tt>/<lang>/<file_id>.srt")
 
 
+class ReleaseSettings(BaseModel):
+    """SPEC A11 / C release practice: splits, statistics tokenizer, licence and citation text."""
+
+    split_strata: tuple[str, ...] = Field(
+        ("decade", "age_suitability"),
+        description="film attributes that define split strata (decade, age_suitability, primary_genre, country)")
+    split_fraction: float = Field(0.2, description="public share per stratum: max(1, round(fraction * n))")
+    split_seed: int = Field(20260929, description="fixed seed of the split draw (frozen: a film keeps its split)")
+    tokenizer: str = Field("o200k_base", description="tiktoken encoding for input-length statistics (the paper's)")
+    license: str = Field("cc-by-nc-4.0", description="licence of the released annotations (SPDX / HF id)")
+    dataset_url: str = Field("https://example.org/cinesub", description="where the release is published")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CINESUB_", env_nested_delimiter="__", extra="ignore"
@@ -114,6 +127,7 @@ class Settings(BaseSettings):
     providers: ProviderSettings = ProviderSettings()
     inputs: InputSettings = InputSettings()
     curation: CurationSettings = CurationSettings()
+    release: ReleaseSettings = ReleaseSettings()
     workers: int = Field(2, description="parallel processes for track processing")
 
     # -- derived paths -------------------------------------------------------------------------

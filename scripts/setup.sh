@@ -25,4 +25,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -c requirements.lock -e '.[dev]'
+.venv/bin/python scripts/provision_tokenizer.py
 echo "setup: ok ($(.venv/bin/python --version))"
