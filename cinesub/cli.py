@@ -79,8 +79,14 @@ def build(
     summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
                             sample_seed=seed, n_films=films, force=force, faults=faults)
     paused = summary.get("status") == "paused"
+    blocked = summary.get("status") == "blocked"
     if as_json:
         print(json.dumps(summary, indent=2, default=str))
+    elif blocked:
+        Console(stderr=True).print(
+            f"[red]release blocked by the consistency gate[/red]: {summary['gate'].get('n_failures')} failures "
+            f"({', '.join(f'{code} {n}' for codes in (summary['gate'].get('counts') or {}).values() for code, n in codes.items())}); "
+            f"nothing was published. Report: {summary['gate_report']}")
     elif paused:
         Console().print(f"build paused: download quota exhausted (reset {summary['quota_reset']}); "
                         f"{summary['work']['downloaded']} files downloaded and kept. Rerun after the reset "
@@ -89,6 +95,8 @@ def build(
         _print_summary(summary, format_summary)
     if paused:
         raise typer.Exit(3)
+    if blocked:
+        raise typer.Exit(4)
 
 
 def _print_summary(summary: dict, format_summary) -> None:

@@ -1,4 +1,4 @@
-"""`cinesub release list|show`: the versioned releases under CINESUB_HOME/releases."""
+"""`cinesub release list|show|diff|withdraw|export`: the versioned releases under CINESUB_HOME/releases."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _releases_dir(home: Optional[Path]) -> Path:
 
 
 def register(app: typer.Typer) -> None:
-    release_app = typer.Typer(help="Versioned releases (list, show).", no_args_is_help=True)
+    release_app = typer.Typer(help="Versioned releases (list, show, diff, withdraw, export).", no_args_is_help=True)
     app.add_typer(release_app, name="release")
 
     @release_app.command("list")
@@ -74,3 +74,93 @@ def register(app: typer.Typer) -> None:
         for name, meta in sorted(man["files"].items()):
             t.add_row(name, str(meta.get("rows")), str(meta.get("size")), meta.get("sha256", "")[:16])
         c.print(t)
+
+    @release_app.command("diff")
+    def release_diff(v1: str = typer.Argument(..., help="older version (or 'latest' or a path)"),
+                     v2: str = typer.Argument(..., help="newer version (or 'latest' or a path)"),
+                     home: Optional[Path] = typer.Option(None, "--home"),
+                     as_json: bool = typer.Option(False, "--json")) -> None:
+        """Films and tracks added, removed and changed between two releases (and the change kind)."""
+        from warehouse.diff import diff_releases, render_diff_text
+        from warehouse.load import resolve
+
+        rdir = _releases_dir(home)
+        try:
+            a, b = resolve(rdir, v1), resolve(rdir, v2)
+        except FileNotFoundError as exc:
+            Console(stderr=True).print(f"[red]{exc}[/red]")
+            raise typer.Exit(2)
+        d = diff_releases(a, b)
+        if as_json:
+            print(json.dumps(d, indent=2, default=str))
+        else:
+            print(render_diff_text(d))
+
+    @release_app.command("withdraw")
+    def release_withdraw(film: str = typer.Argument(..., help="IMDb id (tt…) of the film to withdraw"),
+                         reason: str = typer.Option(..., "--reason", help="why (kept in the withdrawal log)"),
+                         by: Optional[str] = typer.Option(None, "--by", help="who asked (kept in the log only)"),
+                         home: Optional[Path] = typer.Option(None, "--home"),
+                         config: Optional[Path] = typer.Option(None, "--config"),
+                         as_json: bool = typer.Option(False, "--json")) -> None:
+        """Remove a film on request: a new major release without it; the withdrawal is logged."""
+        from cinesub.settings import load_settings
+        from cinesub.state import connect
+        from warehouse.load import manifest as read_manifest, resolve
+        from warehouse.release import ReleaseBlocked
+        from warehouse.withdraw import WithdrawError, withdraw
+
+        settings = load_settings(str(config) if config else None, home.resolve() if home else None)
+        rdir = settings.releases_dir
+        err = Console(stderr=True)
+        try:
+            latest = read_manifest(resolve(rdir, "latest"))
+        except FileNotFoundError as exc:
+            err.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2)
+        kwargs = {"config_hash": settings.config_hash(), "inputs": latest.get("inputs", {}),
+                  "countries": tuple(settings.countries), "languages": tuple(settings.languages),
+                  "release_settings": settings.release, "reports_dir": settings.reports_dir,
+                  "thresholds": settings.thresholds}
+        try:
+            with connect(settings.state_db) as con:
+                out = withdraw(con, rdir, film, reason=reason, requested_by=by, publish_kwargs=kwargs)
+        except WithdrawError as exc:
+            err.print(f"[red]{exc.code}: {exc}[/red]")
+            raise typer.Exit(2)
+        except ReleaseBlocked as exc:
+            err.print(f"[red]{exc}[/red]")
+            raise typer.Exit(4)
+        if as_json:
+            print(json.dumps(out, indent=2, default=str))
+            return
+        rel = out["release"]
+        Console().print(f"withdrew {film}: release {rel['version']} ({rel.get('kind')}) at {rel['path']}; "
+                        f"logged in {rdir / 'withdrawals.jsonl'}")
+
+    @release_app.command("export")
+    def release_export(version: str = typer.Argument(..., help="a version, 'latest', or a release path"),
+                       fmt: str = typer.Option(..., "--format", help="json | parquet | hf"),
+                       out: Path = typer.Option(..., "--out", help="target directory (new or empty)"),
+                       public_only: bool = typer.Option(False, "--public-only",
+                                                        help="only the stratified public sample (SPEC C)"),
+                       home: Optional[Path] = typer.Option(None, "--home"),
+                       as_json: bool = typer.Option(False, "--json")) -> None:
+        """Export a release as film-entity JSON, Parquet tables, or a Hugging Face dataset folder."""
+        from warehouse.export import export_release
+        from warehouse.load import resolve
+
+        err = Console(stderr=True)
+        if fmt not in ("json", "parquet", "hf"):
+            err.print(f"[red]unknown format {fmt!r}: use json, parquet or hf[/red]")
+            raise typer.Exit(2)
+        try:
+            src = resolve(_releases_dir(home), version)
+            path = export_release(src, out, fmt, public_only=public_only)
+        except (FileNotFoundError, FileExistsError, ValueError) as exc:
+            err.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2)
+        if as_json:
+            print(json.dumps({"version": src.name, "format": fmt, "path": str(path), "public_only": public_only}))
+        else:
+            Console().print(f"exported {src.name} as {fmt} to {path}")

@@ -224,6 +224,8 @@ def _build(settings: Settings, config: str | None, force: bool, endpoints: dict[
         stages["curate"] = curate_task(spec)
         stages["annotate"] = annotate_task(spec)
         stages["release"] = release_task(spec)
+        if stages["release"].get("blocked"):
+            return _blocked(settings, run_id, stages["release"])
         summary = build_summary(settings, run_id, stages, spec)
         summary["report"] = report_task(spec, summary)
     except BaseException:
@@ -262,6 +264,27 @@ def _pause(settings: Settings, run_id: str, stages: dict[str, Any], quota: dict[
                     [utcnow(), json.dumps(summary, default=str), run_id])
     try:
         get_run_logger().warning("download quota exhausted (%s): build paused, rerun after the reset", quota)
+    except Exception:
+        pass
+    return summary
+
+
+def _blocked(settings: Settings, run_id: str, rel: dict[str, Any]) -> dict[str, Any]:
+    """The consistency gate failed: nothing was published; the gate report says why."""
+    gate = rel.get("gate") or {}
+    summary = {
+        "run_id": run_id,
+        "home": str(settings.home),
+        "status": "blocked",
+        "reason": "consistency_gate",
+        "gate_report": rel.get("gate_report"),
+        "gate": gate,
+    }
+    with connect(settings.state_db) as con:
+        con.execute("UPDATE runs SET status = 'blocked', finished_at = ?, summary = ? WHERE run_id = ?",
+                    [utcnow(), json.dumps(summary, default=str), run_id])
+    try:
+        get_run_logger().error("release blocked by the consistency gate; report %s", rel.get("gate_report"))
     except Exception:
         pass
     return summary

@@ -306,3 +306,29 @@ CREATE TABLE IF NOT EXISTS task_fields (
     total         INTEGER NOT NULL,
     missing       JSON NOT NULL              -- imdb ids of cohort films lacking the field
 );
+
+-- Release registries (SPEC A11, C). They outlive any one release: a film's id and split are
+-- assigned once and never change or get reused; publish() also re-seeds them from the latest
+-- release and the withdrawal log, so a lost state DB cannot renumber films.
+CREATE TABLE IF NOT EXISTS film_ids (
+    imdb_id       VARCHAR PRIMARY KEY,
+    id            BIGINT NOT NULL UNIQUE,    -- sequential in order of first release, never reused
+    first_version VARCHAR                    -- the release that first carried the film
+);
+
+CREATE TABLE IF NOT EXISTS splits (
+    imdb_id       VARCHAR PRIMARY KEY,
+    stratum       VARCHAR NOT NULL,          -- stratum when first assigned (frozen)
+    split         VARCHAR NOT NULL,          -- public | heldback
+    assigned_seed BIGINT NOT NULL
+);
+
+-- Removal on request (SPEC C): the film is left out of every later release; the log is also
+-- appended to releases/withdrawals.jsonl.
+CREATE TABLE IF NOT EXISTS withdrawals (
+    imdb_id       VARCHAR PRIMARY KEY,
+    reason        VARCHAR NOT NULL,
+    requested_by  VARCHAR,
+    requested_at  TIMESTAMP NOT NULL,
+    release_version VARCHAR                  -- the release that first omitted the film
+);

@@ -1,9 +1,12 @@
 """Versioned, immutable releases: ``CINESUB_HOME/releases/<semver>/``.
 
 A release holds Parquet tables, a DuckDB database of views over them, the film-entity JSON
-(SPEC A11, one object per line, streamed), and ``manifest.json`` (every file with sha256, size
-and row count; code version; config hash; input snapshot ids). It is written to a temporary
-directory and renamed into place atomically; ``releases/latest`` names the newest version.
+(SPEC A11, one object per line, streamed) with its JSON Schema, statistics (SPEC A11 Tables
+8–14: Parquet, JSON and an HTML page with plots), ``croissant.json`` (Croissant 1.0 + RAI), a
+Hugging Face dataset card (``README.md``) and ``manifest.json`` (every file with sha256, size and
+row count; code version; config hash; input snapshot ids; splits; withdrawn films). It passes the
+consistency gate first, is written to a temporary directory and renamed into place atomically;
+``releases/latest`` names the newest version.
 
 Version rule (Croissant's): patch = same data repackaged, minor = data added only, major = data
 changed or removed. Unchanged data → no new release (the build says which one it reused).
@@ -20,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cinesub import __version__
-from cinesub.settings import LANGUAGE_NAMES
+from cinesub.records import utcnow
+from cinesub.settings import LANGUAGES, ReleaseSettings
 from cinesub.state import sql_text
 
 #: Tables of the release, each produced by a query in sql/release_tables.sql.
@@ -71,118 +76,46 @@ def _bump(prev: str | None, kind: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
-def _change_kind(prev_dir: Path, new_tables: dict[str, pa.Table]) -> str:
-    """major if any previous film or track row is gone or changed, minor if rows were only
-    added, patch if the data is identical."""
-    kind = "patch"
-    keys = {"films": ["imdb_id"], "tracks": ["imdb_id", "language"], "entries": ["track_id", "index"]}
-    con = duckdb.connect()
-    try:
-        for name, key in keys.items():
-            old_path = prev_dir / f"{name}.parquet"
-            if not old_path.exists():
-                return "major"
-            con.register("new_t", new_tables[name])
-            old = f"read_parquet('{old_path}')"
-            removed_or_changed = con.execute(
-                f"SELECT count(*) FROM (SELECT * FROM {old} EXCEPT SELECT * FROM new_t)"
-            ).fetchall()[0][0]
-            added = con.execute(
-                f"SELECT count(*) FROM (SELECT * FROM new_t EXCEPT SELECT * FROM {old})"
-            ).fetchall()[0][0]
-            con.unregister("new_t")
-            if removed_or_changed:
-                return "major"
-            if added:
-                kind = "minor"
-    finally:
-        con.close()
-    return kind
-
-
 def build_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
     con.execute(sql_text("release_tables.sql"))
     return {name: con.sql(f"SELECT * FROM release_{name}").to_arrow_table() for name in TABLES}
 
 
-def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], countries: tuple[str, ...]):
-    """Yield one SPEC A11 film object at a time (entries streamed per film)."""
-    films = tables["films"].to_pylist()
-    ratings: dict[str, list[dict]] = {}
-    for r in tables["ratings"].to_pylist():
-        ratings.setdefault(r["imdb_id"], []).append(r)
-    safety: dict[str, dict] = {}
-    for r in tables["language_safety"].to_pylist():
-        safety.setdefault(r["imdb_id"], {})[r["category"]] = {
-            "occurrenceCount": r["occurrence_count"],
-            "evidenceLineCount": r["evidence_line_count"],
-            "evidenceSubtitleIndices": json.loads(r["evidence_indices"]),
-        }
-    tracks: dict[str, list[dict]] = {}
-    for t in tables["tracks"].to_pylist():
-        tracks.setdefault(t["imdb_id"], []).append(t)
-    con.register("rel_entries", tables["entries"])
-    order = {c: i for i, c in enumerate(countries)}
-    # SPEC A10: cleaned task references, and only the task fields complete across the cohort
-    curated = {(i, f): c for i, f, c in con.execute("SELECT imdb_id, field, clean FROM curation").fetchall()}
-    kept = {f: k for f, k in con.execute("SELECT field, kept FROM task_fields").fetchall()}
+DESCRIPTION = (
+    "cinesub: a multilingual subtitle benchmark corpus. Films resolved by IMDb id across review sites, "
+    "one subtitle track per film in each of six languages (en, ar, id, fa, ro, vi), decoded, strictly parsed, "
+    "verified in layers and sanitized; national ratings in ten label spaces; subtitle-grounded "
+    "language-safety evidence; task references (plot, synopsis, storyline, key message, genres, age suitability)."
+)
 
-    def task(field: str, value: Any) -> Any:
-        return value if kept.get(field, True) else None
-    for film in films:
-        imdb = json.loads(film["imdb_json"])
-        kim = json.loads(film["kim_json"])
-        csm = json.loads(film["csm_json"]) if film["csm_json"] else {}
-        cast = imdb.get("cast") or []
-        subtitles = []
-        for t in sorted(tracks.get(film["imdb_id"], []), key=lambda t: t["language"]):
-            rows = con.execute(
-                """SELECT "index", timeframe, content FROM rel_entries
-                   WHERE track_id = ? ORDER BY start_ms, "index" """,
-                [t["track_id"]],
-            ).fetchall()
-            subtitles.append({
-                "language": f"{LANGUAGE_NAMES.get(t['language'], t['language'])} ({t['language']})",
-                "downloadCount": t["download_count"],
-                "entries": [{"index": i, "timeframe": tf, "content": c} for i, tf, c in rows],
-            })
-        yield {
-            "id": film["id"],
-            "title": film["title"],
-            "releaseYear": film["year"],
-            "duration": film["runtime_min"],
-            "imdbRating": imdb.get("rating"),
-            "countriesOfOrigin": imdb.get("countries") or [],
-            "originalLanguages": imdb.get("languages") or [],
-            "directors": imdb.get("directors") or [],
-            "writers": imdb.get("writers") or [],
-            "topCast": [{"actor": c["actor"], "character": (c.get("characters") or [None])[0]} for c in cast[:10]],
-            "fullCast": [{"actor": c["actor"], "characters": c.get("characters") or [],
-                          "additionalTexts": c.get("additional_texts") or []} for c in cast],
-            "plot": task("plot", curated.get((film["imdb_id"], "plot"), imdb.get("plot"))),
-            "synopsis": task("synopsis", curated.get((film["imdb_id"], "synopsis"), imdb.get("synopsis"))),
-            "storyline": task("storyline", curated.get((film["imdb_id"], "storyline"), csm.get("storyline"))),
-            "keyMessage": task("keyMessage", kim.get("key_message")),
-            "genres": task("genres", imdb.get("genres") or []),
-            "topics": imdb.get("topics") or [],
-            "ageSuitabilityRating": task("ageSuitabilityRating", csm.get("age_suitability")),
-            "motionPictureRatings": [
-                {"country": r["country"], "label": r["label"], "minimumAge": r["minimum_age"], "ordinal": r["ordinal"]}
-                for r in sorted(ratings.get(film["imdb_id"], []), key=lambda r: order.get(r["country"], 99))
-            ],
-            "languageContentReference": kim.get("language_content") or {"rating": None, "summary": None, "source": None},
-            "languageContentAssessment": {
-                "inputLanguage": "English (en)",
-                "categories": safety.get(film["imdb_id"], {}),
-            },
-            "sources": {
-                "imdbLink": f"https://www.imdb.com/title/{film['imdb_id']}/",
-                "commonSenseLink": film["csm_url"],
-                "kidsInMindLink": film["kim_url"],
-            },
-            "subtitles": subtitles,
-        }
-    con.unregister("rel_entries")
+
+class ReleaseBlocked(Exception):
+    """The consistency gate failed: nothing was published; ``report`` names the gate report."""
+
+    def __init__(self, report: Path, summary: dict[str, Any]):
+        super().__init__(f"release blocked by the consistency gate: {summary.get('n_failures', '?')} failures; "
+                         f"report {report}")
+        self.report = report
+        self.summary = summary
+
+
+def _data_files_identical(prev_dir: Path, tmp: Path, names) -> bool:
+    return all(
+        (prev_dir / f"{n}.parquet").exists()
+        and file_sha256(prev_dir / f"{n}.parquet") == file_sha256(tmp / f"{n}.parquet")
+        for n in names
+    )
+
+
+def _previous_ids(prev_dir: Path | None) -> dict[str, int] | None:
+    if prev_dir is None or not (prev_dir / "films.parquet").is_file():
+        return None
+    t = pq.read_table(prev_dir / "films.parquet", columns=["imdb_id", "id"])
+    return dict(zip(t.column("imdb_id").to_pylist(), t.column("id").to_pylist()))
+
+
+def _withdrawn_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [r[0] for r in con.execute("SELECT imdb_id FROM withdrawals ORDER BY imdb_id").fetchall()]
 
 
 def publish(
@@ -192,16 +125,47 @@ def publish(
     config_hash: str,
     inputs: dict[str, Any],
     countries: tuple[str, ...],
+    languages: tuple[str, ...] = LANGUAGES,
+    release_settings: ReleaseSettings | None = None,
+    kept_task_fields: set[str] | None = None,
+    reports_dir: Path | None = None,
+    thresholds: Any = None,
 ) -> dict[str, Any]:
-    """Write a new release if the data changed; return {version, path, new, kind, counts}."""
-    releases_dir.mkdir(parents=True, exist_ok=True)
-    tables = build_tables(state_con)
-    public = {n: t for n, t in tables.items()}
-    # films carries raw JSON columns used to build entities; the Parquet table keeps flat fields.
-    films_parquet = public["films"].drop_columns(["imdb_json", "kim_json", "csm_json"])
-    public["films"] = films_parquet
+    """Write a new release if the data changed; return {version, path, new, kind, counts}.
 
+    Order: seed the registries from what was published → give new films ids → build the tables
+    → assign frozen splits → stop here if the data equals the latest release → decide the
+    version from the diff → write everything into a temporary directory (entities streamed
+    through the consistency gate) → gate verdict (a failure raises :class:`ReleaseBlocked` and
+    writes the gate report; nothing is published) → statistics, Croissant, card, manifest →
+    atomic rename and the ``latest`` pointer.
+    """
+    from validators.release_gate import ReleaseGate, load_schema, write_gate_report
+    from warehouse.croissant import write_croissant
+    from warehouse.diff import change_kind_from_tables
+    from warehouse.entities import film_entities
+    from warehouse.hf_card import render_card
+    from warehouse.registry import assign_and_record_splits, assign_ids, seed_from_published
+    from warehouse.stats import compute_stats, write_stats
+    from warehouse.stats_page import render_stats_page
+
+    rs = release_settings or ReleaseSettings()
+    releases_dir.mkdir(parents=True, exist_ok=True)
     prev = latest_version(releases_dir)
+    prev_dir = releases_dir / prev if prev else None
+    seed_from_published(state_con, releases_dir, prev)
+    assign_ids(state_con)
+    tables = build_tables(state_con)
+    splits = assign_and_record_splits(state_con, tables["films"], strata=tuple(rs.split_strata),
+                                      fraction=rs.split_fraction, seed=rs.split_seed)
+    films = pl.from_arrow(tables["films"]).join(splits, on="imdb_id", how="left").sort("id")
+    tables["films"] = films.to_arrow()
+    public = dict(tables)
+    # films carries raw JSON columns used to build entities; the Parquet table keeps flat fields.
+    public["films"] = tables["films"].drop_columns(["imdb_json", "kim_json", "csm_json"])
+    if kept_task_fields is None:
+        kept_task_fields = {f for f, k in state_con.execute("SELECT field, kept FROM task_fields").fetchall() if k}
+
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-release-", dir=releases_dir))
     try:
         files: dict[str, dict[str, Any]] = {}
@@ -210,35 +174,52 @@ def publish(
             _write_parquet(table, path)
             files[path.name] = {"rows": table.num_rows}
         kind = "major"
-        if prev is not None:
-            prev_dir = releases_dir / prev
-            same = all(
-                (prev_dir / f"{n}.parquet").exists()
-                and file_sha256(prev_dir / f"{n}.parquet") == file_sha256(tmp / f"{n}.parquet")
-                for n in public
-            )
-            if same:
+        if prev_dir is not None:
+            if _data_files_identical(prev_dir, tmp, public):
                 shutil.rmtree(tmp)
                 return {"version": prev, "path": str(prev_dir), "new": False, "kind": None,
                         "counts": {n: t.num_rows for n, t in public.items()}}
-            kind = _change_kind(prev_dir, public)
+            kind = change_kind_from_tables(prev_dir, public)
         version = _bump(prev, kind)
 
+        schema = load_schema()
+        gate = ReleaseGate(languages=tuple(languages), countries=tuple(countries),
+                           kept_task_fields=set(kept_task_fields), previous_ids=_previous_ids(prev_dir),
+                           schema=schema)
         entities_path = tmp / "films.jsonl"
         n_entities = 0
         with open(entities_path, "w", encoding="utf-8") as fh:
             for entity in film_entities(state_con, tables, countries):
+                gate.check_entity(entity)
                 fh.write(json.dumps(entity, ensure_ascii=False, sort_keys=False) + "\n")
                 n_entities += 1
+        gate.check_tables(public)
+        if not gate.passed():
+            out = (reports_dir or releases_dir.parent / "reports") / "release-gate" / version
+            out.mkdir(parents=True, exist_ok=True)
+            report = write_gate_report(gate.summary(), gate.failures(), out)
+            raise ReleaseBlocked(report, gate.summary())
         files["films.jsonl"] = {"rows": n_entities}
+        (tmp / "films.schema.json").write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
+        files["films.schema.json"] = {"rows": None}
+
+        stats = compute_stats(public, entities_path, languages=tuple(languages), tokenizer=rs.tokenizer,
+                              thresholds=thresholds)
+        for rel_name, p in sorted(write_stats(stats, tmp).items()):
+            files[rel_name] = {"rows": pq.read_metadata(p).num_rows if p.suffix == ".parquet" else None}
+        page = render_stats_page(stats, tmp / "statistics.html", title="cinesub release statistics", version=version)
+        files[page.name] = {"rows": None}
 
         db_path = tmp / "cinesub.duckdb"
         with duckdb.connect(str(db_path)) as dbc:
-            # Views keep relative paths so the release can move; binding needs the directory.
+            # Views keep relative paths so the release can move; binding needs the directory
+            # (warehouse.load.open_release sets it).
             dbc.execute(f"SET file_search_path = '{tmp}'")
             for name in public:
                 dbc.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{name}.parquet')")
-        files["cinesub.duckdb"] = {"rows": None, "note": "views over the Parquet files; open with the release directory as working directory or SET file_search_path"}
+            for name in sorted(stats):
+                dbc.execute(f"CREATE VIEW stats_{name} AS SELECT * FROM read_parquet('stats/{name}.parquet')")
+        files["cinesub.duckdb"] = {"rows": None, "note": "views over the Parquet files; open with warehouse.load.open_release"}
 
         for fname in list(files):
             p = tmp / fname
@@ -251,8 +232,24 @@ def publish(
             "code_version": __version__,
             "config_hash": config_hash,
             "inputs": inputs,
+            "withdrawn": _withdrawn_ids(state_con),
+            "splits": {"strata": list(rs.split_strata), "fraction": rs.split_fraction, "seed": rs.split_seed,
+                       "public": int(films.filter(pl.col("split") == "public").height),
+                       "heldback": int(films.filter(pl.col("split") == "heldback").height)},
+            "gate": {"passed": True, "n_entities": n_entities, "tables": gate.summary().get("tables")},
             "files": files,
         }
+        cro = write_croissant(tmp, manifest, table_schemas={n: t.schema for n, t in public.items()},
+                              description=DESCRIPTION, license=rs.license, url=rs.dataset_url, version=version,
+                              date_published=utcnow().date().isoformat(), rai={})
+        files[cro.name] = {"rows": None, "sha256": file_sha256(cro), "size": cro.stat().st_size}
+        card = tmp / "README.md"
+        card.write_text(render_card(manifest, tables=["films", *sorted(n for n in public if n != "films")],
+                                    stats=stats, license=rs.license, version=version, pretty_name="cinesub",
+                                    table_schemas={n: t.schema for n, t in public.items()},
+                                    split_counts={k: manifest["splits"][k] for k in ("public", "heldback")},
+                                    url=rs.dataset_url, languages=list(languages)), encoding="utf-8")
+        files[card.name] = {"rows": None, "sha256": file_sha256(card), "size": card.stat().st_size}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         final = releases_dir / version
         os.replace(tmp, final)

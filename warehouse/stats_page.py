@@ -1,0 +1,471 @@
+"""The release statistics page: ``statistics.html``, one self-contained HTML file.
+
+Renders the tables of :func:`warehouse.stats.compute_stats` (SPEC A11, paper Tables 8–14) as HTML
+tables and draws the paper's Figure 7/8 panels as inline SVG with matplotlib (Agg, no pyplot
+state): input tokens per language, age-suitability labels, national rating minimum ages, genre
+frequencies, language-safety counts, release years and runtimes. Every figure has a caption and
+alt text (an SVG ``<title>`` plus ``role="img"``/``aria-label``).
+
+Offline and reproducible: no script at all, CSS inline, a Content-Security-Policy that forbids
+fetching anything; matplotlib's SVG ids are salted per figure (``svg.hashsalt``) and the file
+carries no date (``metadata={'Date': None}``), ids are prefixed per figure so they stay unique in
+the page — the same statistics give the same bytes.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.colors as mcolors  # noqa: E402
+from matplotlib import rc_context  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+import pyarrow as pa  # noqa: E402
+
+from cinesub.settings import LANGUAGE_NAMES  # noqa: E402
+
+PAGE_NAME = "statistics.html"
+LANG_COLORS = {"en": "#4e79a7", "ar": "#f28e2b", "id": "#59a14f", "fa": "#e15759", "ro": "#b07aa1", "vi": "#76b7b2"}
+CATEGORY_LABELS = {
+    "strongProfanity": "Strong profanity",
+    "crudeBodilyLanguage": "Crude bodily language",
+    "mildObscenity": "Mild obscenity",
+    "religiousProfanityAndExclamation": "Religious profanity/exclamation",
+}
+FIELD_LABELS = {"plot": "Plot", "synopsis": "Synopsis", "storyline": "Storyline", "keyMessage": "Key message"}
+#: Genres drawn in the genre plot (all are in the table).
+MAX_GENRES_PLOTTED = 20
+
+#: Human labels of the one-row core table (Table 8), in display order.
+CORE_LABELS: dict[str, str] = {
+    "films": "Films",
+    "tracks": "Subtitle tracks",
+    "entries": "Subtitle entries",
+    "year_min": "Release year, min",
+    "year_max": "Release year, max",
+    "runtime_mean": "Runtime, mean (min)",
+    "runtime_median": "Runtime, median (min)",
+    "runtime_p95": "Runtime, 95th pct. (min)",
+    "runtime_max": "Runtime, max (min)",
+    "imdb_rating_mean": "IMDb rating, mean",
+    "imdb_rating_median": "IMDb rating, median",
+    "imdb_rating_min": "IMDb rating, min",
+    "imdb_rating_max": "IMDb rating, max",
+    "genre_labels": "Distinct genre labels",
+    "genres_per_film_mean": "Genres per film, mean",
+    "genres_per_film_median": "Genres per film, median",
+}
+#: Column headers (the column name stays in ``data-col``).
+COLUMN_LABELS: dict[str, str] = {
+    "language": "Language", "tracks": "Tracks", "mean_tokens": "Mean tok.", "median_tokens": "Median tok.",
+    "p95_tokens": "95th pct. tok.", "max_tokens": "Max tok.", "median_entries": "Median entries",
+    "median_entry_ratio": "Median entry ratio", "median_token_ratio": "Median token ratio",
+    "field": "Reference field", "films": "Films", "mean_words": "Mean words", "median_words": "Median words",
+    "p95_words": "95th pct. words", "max_words": "Max words", "category": "Category",
+    "films_with_evidence": "Films with evidence", "occurrence_count": "Occurrences",
+    "evidence_line_count": "Evidence lines", "flagged_tracks": "Flagged", "mean_span_runtime": "Span/run. mean",
+    "median_span_runtime": "Span/run. median", "p05_span_runtime": "Span/run. p05", "low_span": "Low span",
+    "low_token": "Low tok.", "low_entry": "Low entry", "genre": "Genre", "label": "Label",
+    "minimum_age": "Minimum age", "country": "Country", "year": "Year", "runtime_min": "Runtime (min)",
+    "imdb_id": "IMDb id", "track_id": "Track id", "entries": "Entries", "input_tokens": "Input tokens",
+    "name": "Name", "value": "Value",
+}
+#: Integer columns printed without thousands separators.
+PLAIN_INT_COLUMNS = frozenset({"year", "year_min", "year_max", "minimum_age"})
+#: Section order, heading and caption of each statistics table (name → (heading, caption)).
+SECTIONS: dict[str, tuple[str, str]] = {
+    "core": ("Core statistics", "Core dataset statistics (paper Table 8)."),
+    "input_size": ("Subtitle input size by language",
+                   "Input tokens of the prompt-formatted subtitle track (paper Table 9). Ratios compare each track "
+                   "with the English track of the same film; the median is taken over films."),
+    "reference_length": ("Reference output length",
+                         "Length of the narrative task references in words, i.e. whitespace-separated tokens "
+                         "(paper Table 10)."),
+    "language_content": ("Subtitle-grounded language content",
+                         "Occurrences and evidence lines per category, over the English subtitle track "
+                         "(paper Table 11)."),
+    "duration_audit": ("Subtitle-duration coverage audit",
+                       "Span/runtime and density against English per language (paper Table 12). Token ratio uses "
+                       "the audit's whitespace tokens; low counts use the audit thresholds (see Definitions)."),
+    "genres": ("Genres", "Films per genre label (paper Table 13)."),
+    "age_suitability": ("Age suitability", "Films per Common Sense age-suitability label (paper Table 14)."),
+    "ratings": ("National motion-picture ratings", "Films per country, rating label and minimum age."),
+    "years": ("Release years", "Films per release year."),
+    "runtimes": ("Runtimes", "Films per runtime in minutes."),
+    "input_tokens": ("Input tokens per track", "Entries and input tokens of every subtitle track."),
+    "definitions": ("Definitions", "How the numbers above are computed."),
+}
+#: Tables long enough to sit in a collapsed <details> element.
+COLLAPSED = {"input_tokens", "ratings", "runtimes"}
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2430;
+background:#fafbfc;line-height:1.45}
+header{background:#22303f;color:#fff;padding:18px 28px}header h1{margin:0 0 4px;font-size:1.5em}
+header p{margin:0;color:#cdd6e0}
+nav{padding:8px 28px;background:#e8edf2;font-size:.92em}nav a{margin-right:14px;color:#22303f}
+main{padding:8px 28px 40px;max-width:1320px}
+section{background:#fff;border:1px solid #dde3ea;border-radius:6px;padding:10px 18px 16px;margin:18px 0}
+h2{font-size:1.2em;margin:8px 0}
+table{border-collapse:collapse;margin:8px 0;font-size:.9em}
+caption{caption-side:top;text-align:left;color:#4a5563;padding-bottom:4px;font-size:.95em}
+th,td{border:1px solid #dde3ea;padding:3px 9px;white-space:nowrap}
+thead th{white-space:normal;vertical-align:bottom}#definitions-table td{white-space:normal}.tbl{max-width:100%;overflow-x:auto}th{background:#f1f4f7;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}
+figcaption{color:#4a5563;font-size:.92em;max-width:900px}
+details summary{cursor:pointer;color:#22303f;margin:6px 0}
+.grid{display:flex;flex-wrap:wrap;gap:8px 28px;align-items:flex-start}
+"""
+
+
+def e(value: Any) -> str:
+    """HTML-escaped text of a value (None → empty)."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def fmt(value: Any, col: str = "") -> str:
+    """A cell value: thousands separators (not for years and ages); floats with at most 4
+    decimals, trailing zeros cut."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value) if col in PLAIN_INT_COLUMNS else f"{value:,}"
+    if isinstance(value, float):
+        text = f"{value:,.4f}".rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+    return str(value)
+
+
+def lang_label(code: str) -> str:
+    return f"{LANGUAGE_NAMES.get(code, code)} ({code})"
+
+
+def _cell(col: str, value: Any) -> str:
+    if col == "language" and isinstance(value, str):
+        value = lang_label(value)
+    elif col == "category" and isinstance(value, str):
+        value = CATEGORY_LABELS.get(value, value)
+    elif col == "field" and isinstance(value, str):
+        value = FIELD_LABELS.get(value, value)
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return f'<td class="n">{e(fmt(value, col))}</td>' if numeric else f"<td>{e(fmt(value, col))}</td>"
+
+
+def html_table(name: str, table: pa.Table, caption: str) -> str:
+    """A statistics table as HTML (the one-row core table transposed to statistic/value)."""
+    out = [f'<table id="{e(name)}-table" data-table="{e(name)}"><caption>{e(caption)}</caption>']
+    rows = table.to_pylist()
+    if name == "core":
+        out.append("<thead><tr><th>Statistic</th><th>Value</th></tr></thead><tbody>")
+        row = rows[0] if rows else {}
+        for col in table.column_names:
+            out.append(f"<tr><th scope=\"row\">{e(CORE_LABELS.get(col, col))}</th>{_cell(col, row.get(col))}</tr>")
+    else:
+        out.append("<thead><tr>" + "".join(f'<th scope="col" data-col="{e(c)}">{e(COLUMN_LABELS.get(c, c))}</th>'
+                                           for c in table.column_names)
+                   + "</tr></thead><tbody>")
+        for row in rows:
+            out.append("<tr>" + "".join(_cell(c, row[c]) for c in table.column_names) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------------------------
+def _rc(key: str) -> dict[str, Any]:
+    """matplotlib settings of one figure: fixed style, text kept as text, ids salted per figure."""
+    return {"font.size": 9, "font.family": "DejaVu Sans", "svg.hashsalt": f"cinesub-stats-{key}",
+            "svg.fonttype": "none", "axes.titlesize": 10}
+
+
+_ID_RE = re.compile(r'\bid="([^"]+)"')
+_URL_RE = re.compile(r"url\(#([^)]+)\)")
+_HREF_RE = re.compile(r'href="#([^"]+)"')
+
+
+def svg_figure(fig: Figure, key: str, alt: str) -> str:
+    """The figure as an inline ``<svg>`` element: no XML prolog or metadata, ids prefixed with
+    ``key``, a ``<title>`` and an ``aria-label`` carrying ``alt``."""
+    buf = io.StringIO()
+    with rc_context(_rc(key)):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = _ID_RE.sub(lambda m: f'id="{key}-{m.group(1)}"', svg)
+    svg = _URL_RE.sub(lambda m: f"url(#{key}-{m.group(1)})", svg)
+    svg = _HREF_RE.sub(lambda m: f'href="#{key}-{m.group(1)}"', svg)
+    svg = svg.replace("<svg ", f'<svg class="plot" role="img" aria-label="{e(alt)}" ', 1)
+    head_end = svg.index(">") + 1
+    return svg[:head_end] + f"\n <title>{e(alt)}</title>" + svg[head_end:].rstrip() + "\n"
+
+
+def _figure(width: float, height: float) -> Figure:
+    return Figure(figsize=(width, height), dpi=100)
+
+
+def _style(ax: Any) -> None:
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.tick_params(labelsize=8)
+
+
+def _empty(ax: Any, what: str) -> None:
+    ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes, color="#777")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def encoding_name(stats: Mapping[str, pa.Table]) -> str:
+    """The tokenizer encoding named in the ``definitions`` table (the default when absent)."""
+    if "definitions" in stats:
+        for row in stats["definitions"].to_pylist():
+            if row["name"] == "encoding":
+                return str(row["value"])
+    return "o200k_base"
+
+
+def fig_input_tokens(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
+    size = stats["input_size"].to_pylist()
+    per_track = stats["input_tokens"].to_pylist() if "input_tokens" in stats else []
+    langs = [r["language"] for r in size]
+    data = [[t["input_tokens"] / 1000 for t in per_track if t["language"] == lang and t["input_tokens"] is not None]
+            for lang in langs]
+    fig = _figure(6.4, 3.2)
+    ax = fig.add_subplot()
+    _style(ax)
+    if not any(data):
+        _empty(ax, "tracks")
+    else:
+        pos = list(range(1, len(langs) + 1))
+        drawn = [(p, d, lang) for p, d, lang in zip(pos, data, langs) if d]
+        bp = ax.boxplot([d for _, d, _ in drawn], positions=[p for p, _, _ in drawn], orientation="horizontal", widths=0.55,
+                        patch_artist=True, showfliers=True, medianprops={"color": "#1d2430"},
+                        flierprops={"markersize": 3})
+        for patch, (_, _, lang) in zip(bp["boxes"], drawn):
+            patch.set_facecolor(LANG_COLORS.get(lang, "#9aa5b1"))
+            patch.set_alpha(0.75)
+        means = [(r["mean_tokens"] or 0) / 1000 for r in size]
+        ax.scatter([m for m, d in zip(means, data) if d], [p for p, d in zip(pos, data) if d], marker="D", s=16,
+                   color="#ffffff", edgecolor="#1d2430", zorder=3, label="mean")
+        ax.set_yticks(pos)
+        ax.set_yticklabels([lang_label(lang) for lang in langs])
+        ax.invert_yaxis()
+        ax.set_xlabel(f"Input subtitle length (thousand {encoding_name(stats)} tokens)")
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    alt = f"Box plot of {encoding_name(stats)} input tokens per subtitle track by language. Medians: " + "; ".join(
+        f"{lang_label(r['language'])} {fmt(r['median_tokens'])}" for r in size) + "."
+    return fig, alt
+
+
+def fig_age_suitability(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
+    rows = sorted(stats["age_suitability"].to_pylist(),
+                  key=lambda r: (r["minimum_age"] is None, r["minimum_age"] or 0, r["label"]))
+    fig = _figure(5.2, 3.0)
+    ax = fig.add_subplot()
+    _style(ax)
+    if not rows:
+        _empty(ax, "age-suitability labels")
+    else:
+        ax.bar([r["label"] for r in rows], [r["films"] for r in rows], color="#4e79a7")
+        ax.set_ylabel("Films")
+        ax.set_xlabel("Common Sense age-suitability label")
+        ax.tick_params(axis="x", labelrotation=45)
+    alt = "Bar chart of films per age-suitability label: " + "; ".join(
+        f"{r['label']} {r['films']}" for r in rows) + "."
+    return fig, alt
+
+
+def fig_ratings(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
+    rows = stats["ratings"].to_pylist()
+    countries = sorted({r["country"] for r in rows})
+    ages = sorted({r["minimum_age"] for r in rows if r["minimum_age"] is not None})
+    fig = _figure(7.0, 3.6)
+    ax = fig.add_subplot()
+    _style(ax)
+    if not rows:
+        _empty(ax, "ratings")
+        return fig, "No national ratings."
+    totals = {c: sum(r["films"] for r in rows if r["country"] == c) for c in countries}
+    cmap = matplotlib.colormaps["viridis_r"]
+    norm = mcolors.Normalize(vmin=min(ages) if ages else 0, vmax=max(ages) if ages else 1)
+    left = {c: 0.0 for c in countries}
+    for age in ages:
+        widths = [sum(r["films"] for r in rows if r["country"] == c and r["minimum_age"] == age) / (totals[c] or 1)
+                  for c in countries]
+        ax.barh(countries, widths, left=[left[c] for c in countries], color=cmap(norm(age)), label=f"{age}+",
+                edgecolor="white", linewidth=0.4)
+        for c, w in zip(countries, widths):
+            left[c] += w
+    ax.set_xlim(0, 1)
+    ax.invert_yaxis()
+    ax.set_xlabel("Proportion of films")
+    ax.legend(title="Minimum age", fontsize=7, title_fontsize=8, ncol=1, frameon=False,
+              loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    alt = ("Stacked bars of the share of films per minimum age for each rating country (" + ", ".join(countries)
+           + "); minimum ages " + ", ".join(f"{a}+" for a in ages) + ".")
+    return fig, alt
+
+
+def fig_genres(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
+    rows = stats["genres"].to_pylist()[:MAX_GENRES_PLOTTED]
+    films = stats["core"].to_pylist()[0]["films"] if stats["core"].num_rows else 0
+    fig = _figure(5.6, max(2.4, 0.22 * len(rows) + 0.8))
+    ax = fig.add_subplot()
+    _style(ax)
+    if not rows:
+        _empty(ax, "genres")
+    else:
+        ax.barh([r["genre"] for r in rows], [r["films"] for r in rows], color="#59a14f")
+        ax.invert_yaxis()
+        ax.set_xlabel("Films" + (f" (of {films:,})" if films else ""))
+    alt = "Horizontal bars of films per genre, most frequent first: " + "; ".join(
+        f"{r['genre']} {r['films']}" for r in rows) + "."
+    return fig, alt
+
+
+def fig_language_content(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
+    rows = stats["language_content"].to_pylist()
+    labels = [CATEGORY_LABELS.get(r["category"], r["category"]) for r in rows]
+    fig = _figure(6.0, 2.8)
+    ax = fig.add_subplot()
+    _style(ax)
+    if not rows:
+        _empty(ax, "categories")
+    else:
+        y = list(range(len(rows)))
+        ax.barh([v - 0.2 for v in y], [r["occurrence_count"] for r in rows], height=0.38, color="#e15759",
+                label="occurrences")
+        ax.barh([v + 0.2 for v in y], [r["evidence_line_count"] for r in rows], height=0.38, color="#f1a7a9",
+                label="evidence lines")
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels)
+        ax.invert_yaxis()
+        ax.set_xlabel("Count (English subtitle track)")
+        ax.legend(fontsize=8, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2)
+    alt = "Grouped bars of language-safety occurrences and evidence lines per category: " + "; ".join(
+        f"{lab} {r['occurrence_count']} occurrences, {r['evidence_line_count']} lines" for lab, r in zip(labels, rows)) + "."
+    return fig, alt
+
+
+def _histogram(rows: list[dict[str, Any]], key: str, width: int, color: str, xlabel: str,
+               median: float | None) -> Figure:
+    fig = _figure(5.2, 2.8)
+    ax = fig.add_subplot()
+    _style(ax)
+    values = [r[key] for r in rows]
+    if not values:
+        _empty(ax, "films")
+        return fig
+    lo = (min(values) // width) * width
+    hi = (max(values) // width + 1) * width
+    bins = list(range(int(lo), int(hi) + 1, width))
+    ax.hist(values, bins=bins, weights=[r["films"] for r in rows], color=color, edgecolor="white")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Films")
+    if median is not None:
+        ax.axvline(median, color="#1d2430", linestyle="--", linewidth=1, label=f"median {fmt(median)}")
+        ax.legend(fontsize=8, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def fig_years(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
+    rows = stats["years"].to_pylist()
+    fig = _histogram(rows, "year", 5, "#76b7b2", "Release year (5-year bins)", None)
+    span = f"{rows[0]['year']}–{rows[-1]['year']}" if rows else "none"
+    return fig, f"Histogram of films per release year in 5-year bins; years {span}."
+
+
+def fig_runtimes(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
+    rows = stats["runtimes"].to_pylist()
+    core = stats["core"].to_pylist()[0] if stats["core"].num_rows else {}
+    median = core.get("runtime_median")
+    fig = _histogram(rows, "runtime_min", 10, "#b07aa1", "Runtime (minutes, 10-minute bins)", median)
+    return fig, (f"Histogram of film runtimes in 10-minute bins; median {fmt(median)} minutes, "
+                 f"max {fmt(core.get('runtime_max'))} minutes.")
+
+
+#: Figures: key → (drawer, section it belongs to, caption).
+FIGURES: dict[str, tuple[Any, str, str]] = {
+    "fig-input-tokens": (fig_input_tokens, "input_size",
+                         "Figure 1. Subtitle input length by language: tokens of the prompt-formatted track "
+                         "(box: quartiles, whiskers 1.5 IQR, diamond: mean)."),
+    "fig-language-content": (fig_language_content, "language_content",
+                             "Figure 2. Subtitle-grounded language-safety counts and evidence lines per category."),
+    "fig-genres": (fig_genres, "genres",
+                   f"Figure 3. Genre frequencies (the {MAX_GENRES_PLOTTED} most frequent labels)."),
+    "fig-age-suitability": (fig_age_suitability, "age_suitability",
+                            "Figure 4. Common Sense age-suitability label distribution."),
+    "fig-ratings": (fig_ratings, "ratings",
+                    "Figure 5. National motion-picture ratings: share of films per minimum age in each country."),
+    "fig-years": (fig_years, "years", "Figure 6. Release-year coverage."),
+    "fig-runtimes": (fig_runtimes, "runtimes", "Figure 7. Runtime coverage (dashed line: median)."),
+}
+
+
+def render_figures(stats: Mapping[str, pa.Table]) -> dict[str, str]:
+    """Section name → the ``<figure>`` elements drawn for it."""
+    out: dict[str, str] = {}
+    for key, (draw, section, caption) in FIGURES.items():
+        if section not in stats:
+            continue
+        with rc_context(_rc(key)):
+            fig, alt = draw(stats)
+            svg = svg_figure(fig, key, alt)
+        out[section] = out.get(section, "") + (
+            f'<figure id="{key}">{svg}<figcaption>{e(caption)}</figcaption></figure>')
+    return out
+
+
+def render_html(stats: Mapping[str, pa.Table], *, title: str, version: str) -> str:
+    """The page's HTML text (deterministic for the same statistics)."""
+    figures = render_figures(stats)
+    names = [n for n in SECTIONS if n in stats] + sorted(n for n in stats if n not in SECTIONS)
+    tok = ""
+    if "definitions" in stats:
+        defs = {r["name"]: r["value"] for r in stats["definitions"].to_pylist()}
+        tok = defs.get("tokenizer", "")
+    parts = [
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "img-src data:\">",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        "<link rel=\"icon\" href=\"data:,\">",
+        f"<title>{e(title)} — statistics {e(version)}</title><style>{CSS}</style></head><body>",
+        f"<header><h1>{e(title)} — release statistics</h1><p>Release {e(version)}"
+        + (f" · token counts: {e(tok)}" if tok else "") + "</p></header>",
+        "<nav>" + "".join(f'<a href="#{e(n)}">{e(SECTIONS.get(n, (n, ""))[0])}</a>' for n in names) + "</nav><main>",
+    ]
+    for name in names:
+        heading, caption = SECTIONS.get(name, (name, name))
+        table = html_table(name, stats[name], caption)
+        if name in COLLAPSED:
+            table = f"<details><summary>Show the table ({stats[name].num_rows:,} rows)</summary>{table}</details>"
+        parts.append(f'<section id="{e(name)}"><h2>{e(heading)}</h2><div class="grid">'
+                     f'<div class="tbl">{table}</div>{figures.get(name, "")}</div></section>')
+    parts.append("</main></body></html>\n")
+    return "\n".join(parts)
+
+
+def render_stats_page(stats: Mapping[str, pa.Table], out_path: str | Path, *, title: str, version: str) -> Path:
+    """Write the statistics page to ``out_path`` (parents created) and return its path."""
+    path = Path(out_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(stats, title=title, version=version), encoding="utf-8")
+    return path
+
+
+__all__: Sequence[str] = ("render_stats_page", "render_html", "svg_figure", "PAGE_NAME")
