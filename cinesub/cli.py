@@ -150,6 +150,7 @@ from cinesub import cli_coverage; cli_coverage.register(app)  # noqa: E702
 from cinesub import cli_ratings; cli_ratings.register(app)  # noqa: E702
 from cinesub import cli_safety; cli_safety.register(app)  # noqa: E702
 from cinesub import cli_release; cli_release.register(app)  # noqa: E702
+from cinesub import cli_copyright; cli_copyright.register(app)  # noqa: E702
 
 
 def main() -> None:  # pragma: no cover
@@ -158,3 +159,4 @@ def main() -> None:  # pragma: no cover
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(app())
+

@@ -59,3 +59,6 @@ def test_crash_then_resume(tmp_path):
     b = Path(clean["release"]["path"])
     for table in ("films", "tracks", "entries", "flags", "sanitization_log", "ratings", "funnel"):
         assert (a / f"{table}.parquet").read_bytes() == (b / f"{table}.parquet").read_bytes(), table
+    # derived artifacts too: entities, statistics, the statistics page, the dataset card
+    for name in ("films.jsonl", "stats/statistics.json", "stats/input_size.parquet", "statistics.html", "README.md"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name

@@ -207,7 +207,7 @@ def publish(
                               thresholds=thresholds)
         for rel_name, p in sorted(write_stats(stats, tmp).items()):
             files[rel_name] = {"rows": pq.read_metadata(p).num_rows if p.suffix == ".parquet" else None}
-        page = render_stats_page(stats, tmp / "statistics.html", title="cinesub release statistics", version=version)
+        page = render_stats_page(stats, tmp / "statistics.html", title="cinesub", version=version)
         files[page.name] = {"rows": None}
 
         db_path = tmp / "cinesub.duckdb"

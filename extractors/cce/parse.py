@@ -1,0 +1,583 @@
+"""Parsing Catalog of Copyright Entries text and exports into renewal / registration records.
+
+What (SPEC B2, seed 003 §2.2 and Appendix C):
+
+* **Renewal entries** in both printed layouts (realdata/cce/MANIFEST.md):
+  1950 (commas, renewal number *before* its date, claimant last)::
+
+      TITLE, a photoplay in ten reels, by X. © 7Feb23, L18658. R58624, 17Feb50, Y (PWH)
+
+  1954 on (semicolons, claimant first, renewal date *before* the number)::
+
+      TITLE, a photoplay in seven reels by X. © 17Aug27; L24293. Y (PWH); 10Jun55; R151558.
+
+  with several registrations per entry (``© 31May22, B528574; 24Aug22, B548911 ...``), renewal
+  lists and ranges (``R61801, R61806``; ``R63718-63725``) and ad-interim notes
+  (``(pub. abroad 15Feb23, AI-4905)``). :func:`parse_renewal_text` splits OCR text into entries.
+* **Registration entries** of the registration volumes / cumulative catalogs::
+
+      THE BELLS OF ST. MARY'S. Rainbow Productions. 126 min., sd., b&w, 35 mm.
+      © Rainbow Productions, inc.; 6Dec45; LP81.
+
+* **Archive-Watch records** (``{t, y, reg, r, c, vol}``, realdata) re-read with the same
+  normalisation, the volume's own numbers giving each number its series range.
+* **CPRS / NYPL exports** (:func:`read_renewal_export`), see its docstring for the layout.
+
+Why: the renewal match keys on number + date, so every number and date goes through
+``extractors.cce.normalize`` with its reason codes, and nothing is silently skipped: every entry
+either yields records or an :class:`Unparsed` with a reason code (:data:`UNPARSED_REASONS`).
+Pure functions; the export reader only reads the file it is given.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from extractors.cce.normalize import (
+    FILM_CLASSES, NumberCandidate, NumberReading, normalize_basis, normalize_reg_id,
+    normalize_renewal_id, parse_cce_date, ranges_from,
+)
+
+UNPARSED_REASONS: dict[str, str] = {
+    "no_copyright_date": "no © marker followed by a readable date: not an entry (or © lost to OCR)",
+    "orphan_renewal_fragment": "a renewal date/number with no entry around it (page/column break)",
+    "no_renewal_number": "an entry with a registration but no renewal part (truncated by OCR)",
+    "layout_not_recognised": "a renewal number is present but neither printed layout fits",
+    "no_registration": "no registration date + number pair could be read",
+    "renewal_count_mismatch": "several registrations and renewals whose counts do not pair up",
+    "renewal_range_too_long": "a renewal range over 500 numbers (an OCR-damaged bound)",
+    "renewal_date_unreadable": "the renewal date could not be read",
+    "orig_reg_uncertain": "the original registration number has no single confident reading",
+    "renewal_id_uncertain": "the renewal number has no single confident reading",
+    "title_not_read": "the title slot holds a credit, a description or a fragment, not a title",
+    "missing_field": "an export row lacks a required column value",
+}
+
+_COPYRIGHT = re.compile(r"©|\((?:c|C)\)")
+_OCR_COPYRIGHT = re.compile(r"(?:(?<![\w])@|(?<![\w.])6G?)\s*(?=[0-9OolIS]{1,2}\s?[A-Za-z0-9]{3}[0-9TlIO/]{1,3}[;,.\s])")
+_DESCRIPTION = re.compile(
+    r"(?:[,;]|(?<=[?!.]))\s+(?:an?|An?|2)\s+(?:photoplay|motion picture|comedy|drama|play|cartoon|"
+    r"serial|newsreel|[a-z]+ in (?:a |\w+ )(?:prologue|reels?|acts?|parts?))\b")
+_BY = re.compile(r"[,;]?\s+by\s+")
+_ABBREV = {"st", "mr", "mrs", "dr", "jr", "sr", "co", "inc", "no", "vol", "pt", "ft", "mt", "bros"}
+_CREDIT = re.compile(r"^(?:by\s+)?[\w.,&' -]*\b(?:Inc|Corp|Corporation|Company|Productions?|Pictures|Ltd|Co)\.?$",
+                     re.I)
+_PUB_ABROAD = re.compile(r"\(\s*pub\.\s*abroad\s+([^)]*)\)", re.I)
+
+
+@dataclass(frozen=True)
+class RenewalRecord:
+    """One (registration, renewal) pair. Ids are canonical and ``None`` unless confidently read;
+    the raw strings, candidates and reason codes (``field:reason``) keep the audit trail."""
+
+    title: str
+    orig_reg_id: str | None
+    orig_date: str | None
+    renewal_id: str | None
+    renewal_date: str | None
+    claimant: str | None
+    basis: str | None
+    layout: str
+    raw: str = ""
+    orig_reg_raw: str = ""
+    renewal_raw: str = ""
+    orig_year: int | None = None
+    description: str = ""
+    note: str = ""
+    reasons: tuple[str, ...] = ()
+    orig_reg_candidates: tuple[NumberCandidate, ...] = ()
+    renewal_candidates: tuple[NumberCandidate, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["orig_reg_candidates"] = [asdict(c) for c in self.orig_reg_candidates]
+        d["renewal_candidates"] = [asdict(c) for c in self.renewal_candidates]
+        return d
+
+
+@dataclass(frozen=True)
+class RegistrationRecord:
+    """One registration ⟨title, reg id, reg date⟩ with claimant and audit fields."""
+
+    title: str
+    reg_id: str | None
+    reg_date: str | None
+    claimant: str | None = None
+    raw: str = ""
+    reg_raw: str = ""
+    description: str = ""
+    reasons: tuple[str, ...] = ()
+    reg_candidates: tuple[NumberCandidate, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unparsed:
+    """An entry that could not be read, with a reason code and what could be read of it."""
+
+    raw: str
+    reason: str
+    detail: str = ""
+    partial: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParseResult:
+    records: list[Any] = field(default_factory=list)
+    unparsed: list[Unparsed] = field(default_factory=list)
+
+    def extend(self, other: "ParseResult") -> None:
+        self.records += other.records
+        self.unparsed += other.unparsed
+
+
+# ---------------------------------------------------------------------------------------------
+# titles
+
+def split_title(head: str) -> tuple[str, str, tuple[str, ...]]:
+    """``(title, description, reasons)`` from the text before ``©``.
+
+    Cuts the printed description (``, a photoplay in ten reels``), the ``by``-statement, an
+    ``AUTHOR.|Title`` author part, a serial chapter number (``6. The Gun-Cane murder``) and, for
+    upper-case titles, the first following word with lower-case letters (``REPORTS. Apr., July``).
+    """
+    reasons: list[str] = []
+    s = re.sub(r"\s+", " ", head).strip()
+    if "|" in s:
+        s = s.split("|", 1)[1].strip()
+        reasons.append("author_prefix_removed")
+    lead = re.match(r"^(?:[_~\-.,'\"]+\s*)+", s)
+    if lead:
+        s = s[lead.end():]
+        reasons.append("leading_noise_removed")
+    chapter = re.match(r"^\d{1,2}\.\s+(?=\S)", s)
+    if chapter:
+        s = s[chapter.end():]
+        reasons.append("serial_chapter_number")
+    description = ""
+    m = _DESCRIPTION.search(s)
+    if m:
+        description = s[m.start():].strip(" ,;")
+        s = s[:m.start()]
+    m = _BY.search(s)
+    if m and m.start() > 0:
+        description = (s[m.start():].strip(" ,;") + (" " + description if description else "")).strip()
+        s = s[:m.start()]
+    words = s.split(" ")
+    first = next((w for w in words if len(re.sub(r"[^A-Za-z]", "", w)) >= 2), "")
+    if first and first == first.upper():
+        keep = []
+        for w in words:
+            if re.search(r"[a-z]", w) or (keep and keep[-1].endswith(".") and w[:1].isdigit()
+                                          and not re.fullmatch(r"\w\.", keep[-1])):
+                break
+            keep.append(w)
+        if len(keep) < len(words):
+            description = (" ".join(words[len(keep):]) + (" " + description if description else "")).strip()
+            s = " ".join(keep)
+    else:
+        for m2 in re.finditer(r"\.\s+(?=[A-Z(])", s):
+            prev = re.findall(r"[\w']+$", s[:m2.start()])
+            if prev and (prev[0].lower() in _ABBREV or len(prev[0]) == 1):
+                continue
+            description = (s[m2.end():] + (" " + description if description else "")).strip()
+            s = s[:m2.start()]
+            break
+    return s.strip(" ,;:.-"), description, tuple(reasons)
+
+
+def title_problem(title: str) -> str | None:
+    """Why a title slot is not a title (``None`` when it looks like one): a production credit
+    (``Pictures Corporation``, ``Productions, Inc``), a fragment starting in lower case or with an
+    open parenthesis, a description kept in the slot, or too short."""
+    t = title.strip()
+    if len(re.sub(r"[^A-Za-z]", "", t)) < 2:
+        return "title_too_short"
+    if _CREDIT.match(t) and len(t.split()) <= 4:
+        return "title_is_credit"
+    if t[0].islower() or t.startswith("("):
+        return "title_fragment"
+    if re.search(r"\b(?:photoplay|motion picture) in\b", t, re.I):
+        return "title_is_description"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# renewal entries
+
+def _find_copyright(text: str) -> tuple[int, int, tuple[str, ...]] | None:
+    m = _COPYRIGHT.search(text)
+    if m:
+        return m.start(), m.end(), ()
+    m = _OCR_COPYRIGHT.search(text)
+    if m:
+        return m.start(), m.end(), ("ocr_copyright_sign",)
+    return None
+
+
+def _registrations(part: str, *, volume_year: int | None, classes: Iterable[str] | None,
+                   ranges: Mapping[str, tuple[int, int]] | None
+                   ) -> tuple[list[tuple[Any, NumberReading]], list[str]]:
+    """(date reading, number reading) pairs of ``DATE, REG; DATE, REG`` / ``DATE; REG``."""
+    pairs: list[tuple[Any, NumberReading]] = []
+    stray: list[str] = []
+    pending = None
+    for tok in [t.strip() for t in re.split(r"\s*[;,]\s*", part) if t.strip()]:
+        d = parse_cce_date(tok, context_year=volume_year)
+        if d.iso and pending is None:
+            pending = d
+            continue
+        if pending is not None:
+            pairs.append((pending, normalize_reg_id(tok, classes=classes, ranges=ranges)))
+            pending = None
+        else:
+            stray.append(tok)
+    if pending is not None:
+        stray.append(pending.raw)
+    return pairs, stray
+
+
+def _renewal_ids(part: str) -> tuple[list[str], str | None]:
+    """Raw renewal numbers of ``R61801, R61806`` / ``R63718-63725`` (a range expanded)."""
+    out: list[str] = []
+    for tok in [t.strip() for t in part.split(",") if t.strip()]:
+        m = re.fullmatch(r"([R8B])\s?(\d+)\s*-\s*[R8B]?\s?(\d+)", tok)
+        if m:
+            lo_s, hi_s = m.group(2), m.group(3)
+            if len(hi_s) < len(lo_s):
+                hi_s = lo_s[:len(lo_s) - len(hi_s)] + hi_s
+            lo, hi = int(lo_s), int(hi_s)
+            if not 0 <= hi - lo <= 500:
+                return out, "renewal_range_too_long"
+            out += [f"R{n}" for n in range(lo, hi + 1)]
+        else:
+            out.append(tok)
+    return out, None
+
+
+_L1954 = re.compile(r"^(?P<regs>.*?)\.\s+(?P<claim>.*?)\s*[({](?P<basis>[^(){};]{1,6})\)\s*;\s*"
+                    r"(?P<rdate>[^;]{4,12}?)\s*;\s*(?P<rids>[R8B&][^;]*?)\s*\.?\s*$", re.S)
+_L1950 = re.compile(r"^(?P<regs>.*?)\.\s+(?P<rids>[R8B]\s?[\dOolI]{3,7}(?:\s*[-,]\s*[R8B]?\s?[\dOolI]{2,7})*)"
+                    r"\s*,\s*(?P<rdate>[^,]{4,12}?)\s*,\s*(?P<claim>.*?)\s*[({](?P<basis>[^(){}]{1,6})\)\s*\.?\s*$",
+                    re.S)
+
+
+def parse_renewal_entry(text: str, *, volume_year: int | None = None,
+                        classes: Iterable[str] | None = None,
+                        ranges: Mapping[str, tuple[int, int]] | None = None
+                        ) -> list[RenewalRecord] | Unparsed:
+    """Read one printed renewal entry (either layout) into one record per registration.
+
+    ``classes``: registration classes expected (``None``: any known class, as in the mixed 1950
+    list; ``FILM_CLASSES`` for the motion-picture volumes). ``volume_year`` dates two-digit years
+    and checks renewal numbers. A record whose number has no confident reading keeps ``None``
+    for that id, its candidates and an ``orig_reg:``/``renewal:`` reason code.
+    """
+    raw = text
+    s = re.sub(r"\s+", " ", text).strip()
+    mark = _find_copyright(s)
+    if mark is None:
+        if re.search(r"[R8B]\s?\d[\d ]{3,8}", s) and parse_cce_date(s.split(";")[0]).iso:
+            return Unparsed(raw, "orphan_renewal_fragment", "renewal date/number without an entry")
+        return Unparsed(raw, "no_copyright_date", "no © marker with a date")
+    head, tail = s[:mark[0]], s[mark[1]:].strip()
+    base_reasons = list(mark[2])
+    title, description, title_reasons = split_title(head)
+    note = ""
+    pa = _PUB_ABROAD.search(tail)
+    if pa:
+        note = "pub. abroad " + pa.group(1).strip()
+        tail = (tail[:pa.start()].rstrip(" ,") + ", " + tail[pa.end():].lstrip(" ,")).strip()
+        base_reasons.append("ad_interim_noted")
+    m = _L1954.match(tail)
+    layout = "1954"
+    if m is None:
+        m = _L1950.match(tail)
+        layout = "1950"
+    if m is None:
+        regs_only = tail.split(".")[0]
+        pairs, _ = _registrations(regs_only, volume_year=volume_year, classes=classes, ranges=ranges)
+        partial = {"title": title, "registrations": [(d.iso, r.value or r.raw) for d, r in pairs]}
+        if not re.search(r"[R8B]\s?\d[\d ]{3,8}", tail):
+            return Unparsed(raw, "no_renewal_number", "entry without renewal part", partial)
+        return Unparsed(raw, "layout_not_recognised", "neither the 1950 nor the 1954 layout fits", partial)
+    pairs, stray = _registrations(m.group("regs"), volume_year=volume_year, classes=classes, ranges=ranges)
+    if not pairs:
+        return Unparsed(raw, "no_registration", f"registration part {m.group('regs')!r}", {"title": title})
+    rdate = parse_cce_date(m.group("rdate"), context_year=volume_year)
+    if rdate.iso is None:
+        return Unparsed(raw, "renewal_date_unreadable", m.group("rdate"), {"title": title})
+    rids, why = _renewal_ids(m.group("rids"))
+    if why:
+        return Unparsed(raw, why, m.group("rids"), {"title": title})
+    if len(rids) == 1 and len(pairs) > 1:
+        rids = rids * len(pairs)
+        base_reasons.append("one_renewal_for_several_registrations")
+    if len(rids) != len(pairs):
+        return Unparsed(raw, "renewal_count_mismatch", f"{len(pairs)} registrations, {len(rids)} renewals",
+                        {"title": title})
+    claimant = re.sub(r"^[\s\-.~,;°]+", "", m.group("claim")).strip(" ,;") or None
+    basis, basis_reasons = normalize_basis(m.group("basis"))
+    year = int(rdate.iso[:4])
+    out = []
+    for (odate, reg), rid_raw in zip(pairs, rids):
+        ren = normalize_renewal_id(rid_raw, year=year)
+        reasons = (base_reasons + [f"title:{r}" for r in title_reasons]
+                   + [f"orig_reg:{r}" for r in reg.reasons] + [f"orig_date:{r}" for r in odate.reasons]
+                   + [f"renewal:{r}" for r in ren.reasons] + [f"renewal_date:{r}" for r in rdate.reasons]
+                   + [f"basis:{r}" for r in basis_reasons] + [f"stray:{t}" for t in stray])
+        out.append(RenewalRecord(
+            title=title, orig_reg_id=reg.value, orig_date=odate.iso, renewal_id=ren.value,
+            renewal_date=rdate.iso, claimant=claimant, basis=basis, layout=layout, raw=raw,
+            orig_reg_raw=reg.raw, renewal_raw=rid_raw, orig_year=int(odate.iso[:4]),
+            description=description, note=note, reasons=tuple(dict.fromkeys(reasons)),
+            orig_reg_candidates=reg.candidates, renewal_candidates=ren.candidates))
+    return out
+
+
+_END_1954 = re.compile(r"(?<=;)\s*[R8B]\s?\d[\d ]{3,8}(?:-\d+)?\.(?=\s+\S)")
+_END_1950 = re.compile(r"\s[({][A-Za-z&#]{1,4}\)\.?(?=\s+[A-Z\"'_(\[])")
+
+
+def split_entries(text: str) -> list[str]:
+    """Split OCR'd renewal-list text into entry strings (lines joined, end-of-line hyphens kept).
+
+    An entry ends after ``; R123456.`` (1954 layout) or after the closing ``(BASIS)`` of a 1950
+    entry when the next word starts a new one. Blank lines always end an entry.
+    """
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        joined = re.sub(r"-\n\s*", "-", block)
+        joined = re.sub(r"\s*\n\s*", " ", joined).strip()
+        if not joined:
+            continue
+        cuts = sorted({m.end() for m in _END_1954.finditer(joined)} | {m.end() for m in _END_1950.finditer(joined)})
+        start = 0
+        for c in cuts + [len(joined)]:
+            piece = joined[start:c].strip()
+            if piece:
+                out.append(piece)
+            start = c
+    return out
+
+
+def parse_renewal_text(text: str, *, volume_year: int | None = None, classes: Iterable[str] | None = None,
+                       ranges: Mapping[str, tuple[int, int]] | None = None) -> ParseResult:
+    """Every entry of an OCR'd renewal list: records, and an :class:`Unparsed` for each entry
+    that could not be read (never silently skipped)."""
+    result = ParseResult()
+    for entry in split_entries(text):
+        got = parse_renewal_entry(entry, volume_year=volume_year, classes=classes, ranges=ranges)
+        if isinstance(got, Unparsed):
+            result.unparsed.append(got)
+        else:
+            result.records += got
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# registration entries
+
+def parse_registration_entry(text: str, *, volume_year: int | None = None,
+                             classes: Iterable[str] | None = FILM_CLASSES,
+                             ranges: Mapping[str, tuple[int, int]] | None = None
+                             ) -> list[RegistrationRecord] | Unparsed:
+    """Read one registration entry: ``TITLE. credits. © Claimant; 6Dec45; LP81.`` (claimant
+    optional, several ``date; number`` pairs allowed, ``©`` OCR'd as ``@``/``6`` tolerated)."""
+    raw = text
+    s = re.sub(r"\s+", " ", text).strip()
+    mark = _find_copyright(s)
+    if mark is None:
+        return Unparsed(raw, "no_copyright_date", "no © marker with a date")
+    head, tail = s[:mark[0]], s[mark[1]:].strip().rstrip(".")
+    title, description, title_reasons = split_title(head)
+    toks = [t.strip() for t in re.split(r"\s*;\s*", tail) if t.strip()]
+    claimant_parts: list[str] = []
+    while toks and parse_cce_date(toks[0].split(",")[0], context_year=volume_year).iso is None:
+        claimant_parts.append(toks.pop(0))
+    pairs, stray = _registrations("; ".join(toks), volume_year=volume_year, classes=classes, ranges=ranges)
+    if not pairs:
+        return Unparsed(raw, "no_registration", f"after ©: {tail!r}", {"title": title})
+    out = []
+    for d, reg in pairs:
+        reasons = (list(mark[2]) + [f"title:{r}" for r in title_reasons] + [f"reg:{r}" for r in reg.reasons]
+                   + [f"reg_date:{r}" for r in d.reasons] + [f"stray:{t}" for t in stray])
+        out.append(RegistrationRecord(title=title, reg_id=reg.value, reg_date=d.iso,
+                                      claimant="; ".join(claimant_parts) or None, raw=raw, reg_raw=reg.raw,
+                                      description=description, reasons=tuple(dict.fromkeys(reasons)),
+                                      reg_candidates=reg.candidates))
+    return out
+
+
+def parse_registration_text(text: str, *, volume_year: int | None = None,
+                            classes: Iterable[str] | None = FILM_CLASSES,
+                            ranges: Mapping[str, tuple[int, int]] | None = None) -> ParseResult:
+    """Registration entries of a volume: one entry per paragraph, or per line ending in the
+    registration number (``; LP81.``)."""
+    result = ParseResult()
+    for block in re.split(r"\n\s*\n", text):
+        joined = re.sub(r"\s*\n\s*", " ", block).strip()
+        if not joined:
+            continue
+        pieces = re.split(r"(?<=\d\.)\s+(?=[A-Z0-9\"'(])(?=[^©]*©)", joined)
+        for piece in pieces:
+            got = parse_registration_entry(piece, volume_year=volume_year, classes=classes, ranges=ranges)
+            if isinstance(got, Unparsed):
+                result.unparsed.append(got)
+            else:
+                result.records += got
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Archive-Watch records (realdata/cce)
+
+def volume_year(volume_id: str) -> int | None:
+    """Year of a CCE volume from its archive.org identifier: an explicit ``19xx``, else the third
+    series volume number (``catalogofcopyri341213libr``: series 3, vol. 4, parts 12-13 -> 1950;
+    third-series volume *n* covers 1946 + *n*)."""
+    m = re.search(r"(19[0-7]\d)", volume_id)
+    if m:
+        return int(m.group(1))
+    m = re.search(r"3(\d{1,2})1213", volume_id)
+    return 1946 + int(m.group(1)) if m else None
+
+
+def _claim_from_fragment(c: str, year: int | None) -> tuple[str | None, str | None, list[str]]:
+    """Claimant, basis and reason codes from an Archive-Watch ``c`` field: ``Claimant (PWH)``,
+    optionally followed by the next entry's ``; 15Aug77; 8069902`` (kept only as a reason)."""
+    reasons: list[str] = []
+    c = c.strip()
+    if not c:
+        return None, None, ["claimant_absent"]
+    if "©" in c:
+        return None, None, ["claimant_slot_holds_entry_fragment"]
+    m = re.match(r"^(?P<claim>.*?)\s*[({](?P<basis>[^(){}]{1,6})\)(?P<rest>.*)$", c)
+    if not m:
+        return None, None, ["claimant_unreadable"]
+    claim = re.sub(r"^(?:[\W\d_]+\s*|[A-Z]\.\s+(?=[A-Z]))", "", m.group("claim")).strip(" ,;") or None
+    basis, why = normalize_basis(m.group("basis"))
+    reasons += [f"basis:{r}" for r in why]
+    if m.group("rest").strip(" ;-.°<>"):
+        reasons.append("trailing_fragment_kept_out")
+    return claim, basis, reasons
+
+
+def read_archivewatch(records: Sequence[Mapping[str, Any]]) -> ParseResult:
+    """Re-read Archive-Watch renewal records (``t`` title, ``y`` original year, ``reg``, ``r``,
+    ``c`` claimant text, ``vol`` volume id) with this module's normalisation.
+
+    Each volume's exactly-read registration numbers give the series ranges that rank OCR repairs
+    (``118333`` -> ``L18333`` only when L18333 fits the volume). A record comes out in
+    ``records`` when its registration number, renewal number and title are all read; otherwise
+    in ``unparsed`` with the first failing reason (``orig_reg_uncertain``, ``renewal_id_uncertain``,
+    ``title_not_read``) and the partial record (``partial['record']``) with every reason code.
+    """
+    by_vol: dict[str, list[str]] = {}
+    for rec in records:
+        by_vol.setdefault(str(rec.get("vol", "")), []).append(str(rec.get("reg", "")))
+    vol_ranges = {v: ranges_from(ids) for v, ids in by_vol.items()}
+    result = ParseResult()
+    for rec in records:
+        vol = str(rec.get("vol", ""))
+        vyear = volume_year(vol)
+        title, description, t_reasons = split_title(str(rec.get("t", "")))
+        problem = title_problem(title)
+        reg = normalize_reg_id(str(rec.get("reg", "")), ranges=vol_ranges.get(vol))
+        ren = normalize_renewal_id(str(rec.get("r", "")), year=vyear)
+        claimant, basis, c_reasons = _claim_from_fragment(str(rec.get("c", "")), vyear)
+        reasons = ([f"title:{r}" for r in t_reasons] + ([f"title:{problem}"] if problem else [])
+                   + [f"orig_reg:{r}" for r in reg.reasons] + [f"renewal:{r}" for r in ren.reasons]
+                   + [f"claimant:{r}" for r in c_reasons])
+        y = rec.get("y")
+        orig_year = int(y) if isinstance(y, int) or (isinstance(y, str) and y.isdigit()) else None
+        if orig_year and vyear and not 26 <= vyear - orig_year <= 29:
+            reasons.append("orig_year:outside_28th_year_window")
+        out = RenewalRecord(
+            title=title, orig_reg_id=reg.value, orig_date=None, renewal_id=ren.value, renewal_date=None,
+            claimant=claimant, basis=basis, layout="archivewatch", raw=str(dict(rec)),
+            orig_reg_raw=reg.raw, renewal_raw=ren.raw, orig_year=orig_year, description=description,
+            note=vol, reasons=tuple(dict.fromkeys(reasons)), orig_reg_candidates=reg.candidates,
+            renewal_candidates=ren.candidates)
+        why = ("orig_reg_uncertain" if reg.value is None else "renewal_id_uncertain" if ren.value is None
+               else "title_not_read" if problem else None)
+        if why is None:
+            result.records.append(out)
+        else:
+            result.unparsed.append(Unparsed(out.raw, why, "; ".join(out.reasons), {"record": out}))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# CPRS / NYPL exports
+
+#: Column aliases of the export reader: canonical name -> accepted header names.
+EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "title": ("title", "titl"),
+    "orig_reg_id": ("orig_reg_id", "oreg"),
+    "orig_date": ("orig_date", "odat"),
+    "renewal_id": ("renewal_id", "id"),
+    "renewal_date": ("renewal_date", "dreg", "rdat"),
+    "claimants": ("claimants",),
+    "author": ("author", "auth"),
+    "entry_id": ("entry_id",),
+}
+
+
+def read_renewal_export(source: str | Path, *, film_only: bool = False) -> ParseResult:
+    """Read a CPRS renewal export (post-1978 ``RE`` numbers) or an NYPL cce-renewals TSV.
+
+    Layout (the NYPL ``1978-from-db.tsv`` layout, which NYPL built from the Copyright Office
+    database): tab-separated, UTF-8, one header row, one row per (original registration,
+    renewal) pair, so an entry renewing several registrations has several rows sharing
+    ``entry_id``. Required columns: ``titl`` (or ``title``), ``oreg`` (``orig_reg_id``), ``odat``
+    (``orig_date``, ISO), ``id`` (``renewal_id``: ``RE9390``; CPRS zero-padded ``RE0000123456``
+    and ``RE-123-456`` accepted), ``dreg`` (``renewal_date``, ISO; ``rdat`` in the NYPL volume
+    files). Optional: ``claimants`` (``name|BASIS`` joined by ``||``), ``auth``, ``entry_id``;
+    other columns are ignored. ``film_only`` keeps motion-picture classes (L, LP, LU, M, MP,
+    MU); other rows then come back as ``Unparsed('not_motion_picture')``.
+    ``source``: a path, or the text itself when it contains a newline.
+    """
+    text = source if isinstance(source, str) and "\n" in source else Path(source).read_text(encoding="utf-8")
+    reader = csv.DictReader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
+    header = reader.fieldnames or []
+    col = {k: next((a for a in aliases if a in header), None) for k, aliases in EXPORT_COLUMNS.items()}
+    missing = [k for k in ("title", "orig_reg_id", "orig_date", "renewal_id", "renewal_date") if col[k] is None]
+    if missing:
+        raise ValueError(f"renewal export lacks columns {missing}; header is {header}")
+    result = ParseResult()
+    for row in reader:
+        get = lambda k: (row.get(col[k]) or "").strip() if col[k] else ""  # noqa: E731
+        raw = "\t".join(row.get(h) or "" for h in header)
+        empty = [k for k in ("orig_reg_id", "renewal_id") if not get(k)]
+        if empty:
+            result.unparsed.append(Unparsed(raw, "missing_field", f"empty {empty}"))
+            continue
+        reg = normalize_reg_id(get("orig_reg_id"), classes=None)
+        ren = normalize_renewal_id(get("renewal_id"))
+        if film_only and (reg.best is None or reg.best.prefix not in FILM_CLASSES):
+            result.unparsed.append(Unparsed(raw, "not_motion_picture", get("orig_reg_id")))
+            continue
+        odate, rdate = parse_cce_date(get("orig_date")), parse_cce_date(get("renewal_date"))
+        claims = [c.split("|") for c in get("claimants").split("||") if c.strip()]
+        claimant = "; ".join(c[0].strip() for c in claims) or None
+        basis = "; ".join(dict.fromkeys(c[1].strip() for c in claims if len(c) > 1)) or None
+        reasons = ([f"orig_reg:{r}" for r in reg.reasons] + [f"renewal:{r}" for r in ren.reasons]
+                   + [f"orig_date:{r}" for r in odate.reasons] + [f"renewal_date:{r}" for r in rdate.reasons])
+        rec = RenewalRecord(
+            title=get("title").split("|")[0].strip(), orig_reg_id=reg.value, orig_date=odate.iso,
+            renewal_id=ren.value, renewal_date=rdate.iso, claimant=claimant, basis=basis, layout="cprs",
+            raw=raw, orig_reg_raw=get("orig_reg_id"), renewal_raw=get("renewal_id"),
+            orig_year=int(odate.iso[:4]) if odate.iso else None, note=get("entry_id"),
+            reasons=tuple(dict.fromkeys(reasons)), orig_reg_candidates=reg.candidates,
+            renewal_candidates=ren.candidates)
+        if reg.value is None or ren.value is None:
+            result.unparsed.append(Unparsed(raw, "orig_reg_uncertain" if reg.value is None else "renewal_id_uncertain",
+                                            "; ".join(reasons), {"record": rec}))
+        else:
+            result.records.append(rec)
+    return result
