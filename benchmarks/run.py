@@ -7,6 +7,7 @@ import sys
 import time
 
 BENCHES = ["benchmarks.bench_decode", "benchmarks.bench_parse", "benchmarks.bench_inspect", "benchmarks.bench_checks", "benchmarks.bench_coverage"]
+BENCHES.append("benchmarks.bench_alias")
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,429 @@
+"""Internet Archive discovery and download through the ``internetarchive`` package (SPEC B1, B2).
+
+What it does: search items (Variety monthly items, CCE motion-picture volumes), list an item's
+files through the metadata API, fetch files into the content-addressed raw store (a second fetch
+of a stored file makes no request), split ``{id}_djvu.txt`` into pages, and turn page images
+(``{id}_jp2.zip`` or a PDF through ``pdf2image``) into PNG bytes for the Gemini page extractor.
+
+Pointing the real client at another host: ``ArchiveSession(config={"general": {"host": H,
+"secure": False}})`` builds every URL as ``{protocol}//{session.host}/…``, but the package appends
+``.archive.org`` to any host that does not contain ``archive.org``; :func:`make_session` therefore
+sets ``session.host`` back to ``H`` after construction (``127.0.0.1:<port>`` of
+``fixtures/ia_server.py`` in tests). Nothing else is patched: search (``Search`` → the scrape API),
+``Item`` objects and the download URL (``File.url``) are the package's own.
+
+Retries are ours, bounded, with exponential backoff (``Retry-After`` honoured up to the cap): the
+package's own urllib3 retries and its download loop (fixed 3 s sleeps) are switched off, so every
+attempt is visible. A response hook turns HTTP status ≥ 400 into ``requests.HTTPError`` (the
+package's scrape path calls ``r.json()`` without checking the status). Each failed attempt is
+appended to :attr:`IAClient.events` (op, key, attempt, reason, detail); the last one raises
+:class:`extractors.providers.errors.ProviderError` with a reason code from
+:data:`IA_REASON_CODES` — never a silent drop.
+
+``_djvu.txt`` pages: we rely on IA's full-text files separating pages with a form feed
+(``\\f``, U+000C, the ``djvutxt`` convention) and on leaf *i* of the text being leaf *i* of the
+page images (both 0-based; leaf 0 is usually a cover or the MHDL colophon). IA_NOTES.md does not
+confirm the separator; :func:`split_djvu_pages` returns the whole text as one page when there is
+no form feed, and :func:`has_page_breaks` lets the caller flag that item (reason
+``no_page_breaks``) instead of mis-assigning pages.
+
+Cache: bytes live in :class:`cinesub.rawstore.RawStore`; the ``(identifier, file name) →
+sha256`` reference is a one-line file ``<store>/refs/ia/<identifier>/<quoted name>`` written
+atomically, so the cache survives restarts and concurrent writers never see a half-written ref.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import logging
+import os
+import re
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from cinesub.rawstore import RawStore
+from extractors.providers.errors import ProviderError
+
+log = logging.getLogger(__name__)
+
+#: reason codes raised here (all but ``checksum_mismatch``/``no_page_breaks``/``no_page_images``
+#: are the shared provider codes of extractors/providers/errors.py)
+IA_REASON_CODES: dict[str, str] = {
+    "not_found": "item or file absent (metadata API answered {} or HTTP 404/410)",
+    "auth_failed": "HTTP 401/403",
+    "rate_limited": "HTTP 429 beyond the bounded retries",
+    "server_error": "HTTP 5xx beyond the bounded retries",
+    "timeout": "connect/read timeout beyond the bounded retries",
+    "network": "connection refused/reset beyond the bounded retries",
+    "truncated": "body shorter than its Content-Length / the size the metadata API lists",
+    "checksum_mismatch": "downloaded bytes do not match the md5 the metadata API lists",
+    "provider_body": "HTML or other non-JSON body where the API returns JSON",
+    "bad_response": "JSON of an unexpected shape, or an unhandled HTTP status",
+    "no_page_breaks": "a _djvu.txt without form feeds: pages cannot be told apart",
+    "no_page_images": "the item has neither a _jp2.zip nor a PDF",
+}
+
+RETRYABLE = frozenset({"rate_limited", "server_error", "timeout", "network", "truncated", "provider_body",
+                       "checksum_mismatch"})
+
+#: Variety monthly items of one year range (IA_NOTES §1: collection mediahistory, one item per month)
+VARIETY_QUERY = "collection:mediahistory AND title:(variety) AND date:[{start} TO {end}]"
+#: CCE motion-picture volumes, annual ("Third Series") and cumulative (IA_NOTES §4)
+CCE_QUERY = 'title:("catalog of copyright entries") AND title:(motion pictures)'
+CCE_THIRD_SERIES_QUERY = 'title:("catalog of copyright entries") AND title:("third series") AND title:(motion pictures)'
+
+
+def variety_query(start: str, end: str) -> str:
+    """``variety_query("1926-01-01", "1926-12-31")``."""
+    return VARIETY_QUERY.format(start=start, end=end)
+
+
+# --------------------------------------------------------------------------------------------
+# Session
+# --------------------------------------------------------------------------------------------
+def _raise_for_status_hook(response: Any, *args: Any, **kwargs: Any) -> Any:
+    response.raise_for_status()
+    return response
+
+
+def make_session(host: str | None = None, *, secure: bool | None = None, user_agent_suffix: str = "cinesub") -> Any:
+    """An ``internetarchive.ArchiveSession`` for ``host`` (default archive.org over HTTPS; a
+    loopback ``127.0.0.1:PORT`` defaults to plain HTTP), with the package's urllib3 retries off."""
+    from internetarchive import ArchiveSession
+
+    host = host or "archive.org"
+    if secure is None:
+        secure = not host.startswith(("127.0.0.1", "localhost", "[::1]"))
+    config = {"general": {"host": host, "secure": secure, "user_agent_suffix": user_agent_suffix}}
+    session = ArchiveSession(config=config, config_file=os.devnull)
+    session.host = host  # the package appends ".archive.org" to foreign hosts; undo it
+    session.mount_http_adapter(max_retries=0)
+    session.hooks["response"].append(_raise_for_status_hook)
+    return session
+
+
+# --------------------------------------------------------------------------------------------
+# Errors and retries
+# --------------------------------------------------------------------------------------------
+def classify(exc: BaseException) -> tuple[str, bool, float | None]:
+    """(reason code, retryable, Retry-After seconds or None) for an exception of a request."""
+    import requests
+
+    if isinstance(exc, ProviderError):
+        return exc.reason_code, exc.retryable, None
+    if isinstance(exc, requests.HTTPError):
+        resp = exc.response
+        status = resp.status_code if resp is not None else 0
+        retry_after = None
+        if resp is not None and resp.headers.get("Retry-After", "").strip().isdigit():
+            retry_after = float(resp.headers["Retry-After"])
+        if status == 429:
+            return "rate_limited", True, retry_after
+        if status >= 500:
+            return "server_error", True, retry_after
+        if status in (404, 410):
+            return "not_found", False, None
+        if status in (401, 403):
+            return "auth_failed", False, None
+        return "bad_response", False, None
+    if isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
+        return "truncated", True, None
+    if isinstance(exc, requests.Timeout):
+        return "timeout", True, None
+    if isinstance(exc, requests.ConnectionError):
+        return "network", True, None
+    if isinstance(exc, ValueError):  # JSONDecodeError (requests' and json's) is a ValueError
+        return "provider_body", True, None
+    return "bad_response", False, None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        d = self.base_delay_s * (2 ** attempt)
+        if retry_after is not None:
+            d = max(d, retry_after)
+        return min(d, self.max_delay_s)
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """One page image as PNG: ``page`` is the 0-based leaf index (aligned with the djvu.txt pages)."""
+
+    page: int
+    png: bytes
+    sha256: str
+    source: str  # "jp2.zip:<member>" or "pdf:<n>"
+
+
+# --------------------------------------------------------------------------------------------
+# Pure helpers
+# --------------------------------------------------------------------------------------------
+def split_djvu_pages(text: str) -> list[str]:
+    """Split an IA ``_djvu.txt`` into leaf texts on form feeds (see the module docstring); a
+    trailing empty chunk (a file ending in ``\\f``) is dropped. No form feed → one page."""
+    chunks = text.split("\f")
+    if len(chunks) > 1 and not chunks[-1].strip():
+        chunks = chunks[:-1]
+    return [c.strip("\n").rstrip() + "\n" if c.strip() else "" for c in chunks]
+
+
+def has_page_breaks(text: str) -> bool:
+    return "\f" in text
+
+
+def png_bytes(img: Any) -> bytes:
+    """PNG encoding used for every page image (the sample world uses the same parameters)."""
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", optimize=False, compress_level=6)
+    return buf.getvalue()
+
+
+def _normalise_image(img: Any) -> Any:
+    if img.mode not in ("L", "RGB"):
+        img = img.convert("RGB" if img.mode in ("RGBA", "P", "CMYK", "I;16") else "L")
+    return img
+
+
+_LEAF = re.compile(r"_(\d{4})\.(?:jp2|jpe?g|png|tiff?)$", re.I)
+
+
+def page_images_from_zip(data: bytes) -> list[PageImage]:
+    """Page images of an IA ``{id}_jp2.zip`` (members ``{id}_jp2/{id}_NNNN.jp2``; NNNN = leaf) as PNG."""
+    from PIL import Image
+
+    out: list[PageImage] = []
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        members = [(int(m.group(1)), name) for name in zf.namelist() if (m := _LEAF.search(name))]
+        for leaf, name in sorted(members):
+            with Image.open(io.BytesIO(zf.read(name))) as img:
+                img.load()
+                png = png_bytes(_normalise_image(img))
+            out.append(PageImage(leaf, png, hashlib.sha256(png).hexdigest(), f"jp2.zip:{name}"))
+    return out
+
+
+def page_images_from_pdf(data: bytes, *, dpi: int = 100, first_page: int | None = None,
+                         last_page: int | None = None) -> list[PageImage]:
+    """PDF pages rendered with ``pdf2image.convert_from_bytes`` (poppler) as PNG; page 0 = first."""
+    from pdf2image import convert_from_bytes
+
+    images = convert_from_bytes(data, dpi=dpi, first_page=first_page, last_page=last_page)
+    start = (first_page or 1) - 1
+    out = []
+    for i, img in enumerate(images):
+        png = png_bytes(_normalise_image(img))
+        out.append(PageImage(start + i, png, hashlib.sha256(png).hexdigest(), f"pdf:{start + i + 1}"))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Client
+# --------------------------------------------------------------------------------------------
+@dataclass
+class IAClient:
+    """Discovery and download against archive.org (or a fixture host), with bounded retries."""
+
+    session: Any
+    store: RawStore | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    timeout_s: float = 30.0
+    sleep: Callable[[float], None] = time.sleep
+    #: one dict per failed attempt: {op, key, attempt, reason, detail, final}
+    events: list[dict[str, Any]] = field(default_factory=list)
+    #: requests sent (attempts included), for tests and reports
+    requests: int = 0
+    _items: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def for_host(cls, host: str | None = None, store: RawStore | Path | str | None = None, **kw: Any) -> IAClient:
+        st = store if isinstance(store, RawStore) or store is None else RawStore(Path(store))
+        return cls(make_session(host), st, **kw)
+
+    # -- retry loop ----------------------------------------------------------------------------
+    def _call(self, op: str, key: str, fn: Callable[[], Any]) -> Any:
+        for attempt in range(max(1, self.retry.attempts)):
+            self.requests += 1
+            try:
+                return fn()
+            except Exception as exc:  # classified below; unknown kinds are not retried
+                reason, retryable, retry_after = classify(exc)
+                last = attempt + 1 >= self.retry.attempts or not retryable
+                self.events.append({"op": op, "key": key, "attempt": attempt + 1, "reason": reason,
+                                    "detail": f"{type(exc).__name__}", "final": last})
+                log.warning("ia %s %s attempt %d failed: %s", op, key, attempt + 1, reason)
+                if last:
+                    raise ProviderError(reason, f"{op} {key}: {type(exc).__name__} after {attempt + 1} attempt(s)",
+                                        retryable=retryable) from exc
+                self.sleep(self.retry.delay(attempt, retry_after))
+        raise AssertionError("unreachable")
+
+    # -- search --------------------------------------------------------------------------------
+    def search_items(self, query: str, *, fields: Iterable[str] | None = None) -> list[str]:
+        """Identifiers matching ``query`` (the package's scrape-API search), sorted."""
+        return sorted(r["identifier"] for r in self.search(query, fields=fields))
+
+    def search(self, query: str, *, fields: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Result dicts (``identifier`` plus ``fields``) of the package's search."""
+        flds = list(fields or ["identifier"])
+
+        def run() -> list[dict[str, Any]]:
+            s = self.session.search_items(query, fields=flds, max_retries=0,
+                                          request_kwargs={"timeout": self.timeout_s})
+            results = list(s)
+            bad = [r for r in results if "error" in r or "identifier" not in r]
+            if bad:
+                raise ProviderError("bad_response", f"search error: {str(bad[0])[:120]}")
+            return results
+
+        return self._call("search", query, run)
+
+    # -- metadata ------------------------------------------------------------------------------
+    def item(self, identifier: str, *, refresh: bool = False) -> Any:
+        """The package's ``Item`` built from one metadata-API request (cached per client)."""
+        if identifier in self._items and not refresh:
+            return self._items[identifier]
+        url = f"{self.session.protocol}//{self.session.host}/metadata/{quote(identifier)}"
+
+        def run() -> dict[str, Any]:
+            r = self.session.get(url, timeout=self.timeout_s)
+            data = r.json()
+            if not isinstance(data, dict):
+                raise ProviderError("bad_response", f"metadata {identifier}: not an object")
+            return data
+
+        data = self._call("metadata", identifier, run)
+        if not data or "metadata" not in data:
+            raise ProviderError("not_found", f"no item {identifier!r} (metadata API answered {{}})")
+        item = self.session.get_item(identifier, item_metadata=data)
+        self._items[identifier] = item
+        return item
+
+    def metadata(self, identifier: str) -> dict[str, Any]:
+        return dict(self.item(identifier).metadata)
+
+    def list_files(self, identifier: str) -> list[dict[str, Any]]:
+        """The item's file entries ``{name, source, format, size, md5, sha1, crc32, mtime}``."""
+        return [dict(f) for f in self.item(identifier).files]
+
+    # -- download ------------------------------------------------------------------------------
+    def _ref_path(self, store: RawStore, identifier: str, name: str) -> Path:
+        return store.root / "refs" / "ia" / quote(identifier, safe="") / quote(name, safe="")
+
+    def cached(self, identifier: str, name: str, store: RawStore | None = None) -> str | None:
+        st = store or self.store
+        if st is None:
+            return None
+        ref = self._ref_path(st, identifier, name)
+        if ref.exists():
+            digest = ref.read_text(encoding="ascii").strip()
+            if st.has(digest):
+                return digest
+        return None
+
+    def fetch_file(self, identifier: str, name: str, store: RawStore | None = None) -> tuple[str, bytes]:
+        """(sha256, bytes) of one file; served from the raw store without a request when the
+        ``(identifier, name)`` ref exists. Length and md5 are checked against the metadata API."""
+        st = store or self.store
+        if st is None:
+            raise ValueError("fetch_file needs a RawStore")
+        digest = self.cached(identifier, name, st)
+        if digest is not None:
+            return digest, st.get(digest)
+        item = self.item(identifier)
+        entry = next((f for f in item.files if f.get("name") == name), None)
+        if entry is None:
+            raise ProviderError("not_found", f"{identifier}/{name} is not among the item's files")
+        url = item.get_file(name).url
+        size = int(entry["size"]) if str(entry.get("size", "")).isdigit() else None
+        md5 = entry.get("md5")
+
+        def run() -> bytes:
+            r = self.session.get(url, params={"cnt": "0"}, timeout=self.timeout_s)
+            data = r.content
+            if size is not None and len(data) != size:
+                raise ProviderError("truncated", f"{len(data)} of {size} bytes", retryable=True)
+            if md5 and hashlib.md5(data).hexdigest() != md5:
+                raise ProviderError("checksum_mismatch", "md5 differs from the metadata API", retryable=True)
+            return data
+
+        data = self._call("download", f"{identifier}/{name}", run)
+        digest, _ = st.put(data)
+        self._write_ref(st, identifier, name, digest)
+        return digest, data
+
+    def _write_ref(self, store: RawStore, identifier: str, name: str, digest: str) -> None:
+        ref = self._ref_path(store, identifier, name)
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=ref.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "w", encoding="ascii") as fh:
+                fh.write(digest + "\n")
+            os.replace(tmp, ref)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    # -- derived -------------------------------------------------------------------------------
+    def djvu_pages(self, identifier: str) -> list[str]:
+        """The item's ``{id}_djvu.txt`` split into leaf texts (raises ``no_page_breaks`` when the
+        file has none and more than one page is expected)."""
+        names = [f["name"] for f in self.list_files(identifier)]
+        name = f"{identifier}_djvu.txt" if f"{identifier}_djvu.txt" in names else \
+            next((n for n in names if n.endswith("_djvu.txt")), None)
+        if name is None:
+            raise ProviderError("not_found", f"{identifier} has no _djvu.txt")
+        _, data = self.fetch_file(identifier, name)
+        text = data.decode("utf-8", errors="replace")
+        pages = split_djvu_pages(text)
+        expected = str(self.metadata(identifier).get("page-count", "") or "")
+        if not has_page_breaks(text) and expected.isdigit() and int(expected) > 1:
+            raise ProviderError("no_page_breaks", f"{name}: no form feed but page-count {expected}")
+        return pages
+
+    def page_images(self, identifier: str, *, dpi: int = 100) -> list[PageImage]:
+        """Page images as PNG (stored in the raw store): IA's ``_jp2.zip`` when listed, else the
+        item's PDF through pdf2image."""
+        names = [f["name"] for f in self.list_files(identifier)]
+        zips = [n for n in names if n.endswith("_jp2.zip")]
+        pdfs = [n for n in names if n.lower().endswith(".pdf")]
+        if zips:
+            _, data = self.fetch_file(identifier, zips[0])
+            pages = page_images_from_zip(data)
+        elif pdfs:
+            _, data = self.fetch_file(identifier, pdfs[0])
+            pages = page_images_from_pdf(data, dpi=dpi)
+        else:
+            raise ProviderError("no_page_images", f"{identifier} has neither _jp2.zip nor PDF")
+        if self.store is not None:
+            for p in pages:
+                self.store.put(p.png)
+        return pages
+
+
+# --------------------------------------------------------------------------------------------
+# Function forms (the signatures the flow uses)
+# --------------------------------------------------------------------------------------------
+def search_items(query: str, *, session: Any, fields: Iterable[str] | None = None) -> list[str]:
+    return IAClient(session).search_items(query, fields=fields)
+
+
+def list_files(identifier: str, *, session: Any) -> list[dict[str, Any]]:
+    return IAClient(session).list_files(identifier)
+
+
+def fetch_file(identifier: str, name: str, store: RawStore, *, session: Any) -> tuple[str, bytes]:
+    return IAClient(session, store).fetch_file(identifier, name)
