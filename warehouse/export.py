@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 
 from warehouse.croissant import RAI_PROPERTIES, build_croissant, dumps_croissant
 from warehouse.hf_card import render_card
+from warehouse.release import file_sha256
 
 Format = Literal["json", "parquet", "hf"]
 FORMATS: tuple[str, ...] = ("json", "parquet", "hf")
@@ -55,14 +56,6 @@ class ExportError(ValueError):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(f"{reason}: {message}")
         self.reason = reason
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _check_out(out: Path) -> None:
@@ -90,7 +83,7 @@ def _public_filter(release_dir: Path) -> tuple[set[str], set[int]]:
 def _copy_verified(src: Path, dst: Path, entry: dict[str, Any] | None) -> None:
     shutil.copyfile(src, dst)
     expected = (entry or {}).get("sha256")
-    if expected and _sha256(dst) != expected:
+    if expected and file_sha256(dst) != expected:
         raise ExportError("checksum_mismatch", f"{src.name}: sha256 differs from the release manifest")
 
 
@@ -155,7 +148,7 @@ def _write_json_array(jsonl: Path, dst: Path) -> int:
 
 
 def _file_entry(path: Path, rows: int | None) -> dict[str, Any]:
-    return {"rows": rows, "sha256": _sha256(path), "size": path.stat().st_size}
+    return {"rows": rows, "sha256": file_sha256(path), "size": path.stat().st_size}
 
 
 def _croissant_texts(release_dir: Path, manifest: dict[str, Any], license: str | None,
@@ -250,7 +243,7 @@ def export_release(
                 restated = dict(manifest)
                 restated["files"] = {k: files[k] for k in sorted(files)}
                 restated["export"] = {"format": fmt, "public_only": public_only,
-                                      "source_manifest_sha256": _sha256(manifest_path)}
+                                      "source_manifest_sha256": file_sha256(manifest_path)}
                 (tmp / "manifest.json").write_text(
                     json.dumps(restated, indent=2, sort_keys=True) + "\n", encoding="utf-8")
                 files["manifest.json"] = _file_entry(tmp / "manifest.json", None)
@@ -285,7 +278,7 @@ def export_release(
             "version": manifest.get("version"),
             "format": fmt,
             "public_only": public_only,
-            "source": {"release_dir": release_dir.name, "manifest_sha256": _sha256(manifest_path)},
+            "source": {"release_dir": release_dir.name, "manifest_sha256": file_sha256(manifest_path)},
             "dropped_rows": dict(sorted(dropped.items())),
             "files": {k: files[k] for k in sorted(files)},
         }
