@@ -25,7 +25,6 @@ release is not silently re-published.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
