@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml requirements.lock scripts/setup.sh
 
 build: setup
 	$(BIN)/cinesub build --sample
+	$(BIN)/cinesub hollywood build --sample
 
 test: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q

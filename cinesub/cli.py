@@ -152,6 +152,7 @@ from cinesub import cli_safety; cli_safety.register(app)  # noqa: E702
 from cinesub import cli_release; cli_release.register(app)  # noqa: E702
 from cinesub import cli_copyright; cli_copyright.register(app)  # noqa: E702
 from cinesub import cli_boxoffice; cli_boxoffice.register(app)  # noqa: E702
+from cinesub import cli_hollywood; cli_hollywood.register(app)  # noqa: E702
 
 
 def main() -> None:  # pragma: no cover

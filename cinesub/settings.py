@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import tomllib
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,38 @@ class ReleaseSettings(BaseModel):
     dataset_url: str = Field("https://example.org/cinesub", description="where the release is published")
 
 
+class HollywoodSettings(BaseModel):
+    """SPEC B1/B2: the public-domain Hollywood flow (``build-hollywood``, flows/hollywood.py).
+
+    Credentials are not here: the Gemini key is ``curation.gemini_api_key`` / its Prefect Secret
+    block / ``CINESUB_GEMINI_API_KEY`` (extractors.variety.gemini_pages.resolve_api_key), so this
+    model hashes into the config hash without a secret.
+    """
+
+    as_of: date = Field(date(2026, 1, 1), description="copyright status date (SPEC B2: 'as of 2026' = 2026-01-01)")
+    variety_start: str = Field("1922-01-01", description="first Variety issue date searched on the Internet Archive")
+    variety_end: str = Field("1979-12-31", description="last Variety issue date searched")
+    gemini_enabled: bool = Field(True, description="read page images with Gemini (else the OCR-rules extractor only)")
+    gemini_model: str = Field("gemini-3-pro-preview", description="Gemini model for the page extractor")
+    gemini_thinking_level: str | None = Field(None, description="thinking level (None: the model's default)")
+    gemini_media_resolution: str | None = Field("high", description="media resolution of page images")
+    gemini_batch: bool = Field(False, description="use the Batch API (live volume runs; half price, asynchronous)")
+    primary_extractor: str = Field("gemini", description="'gemini' or 'ocr-rules': whose tuples feed the ranking "
+                                   "('ocr-rules' is used whenever Gemini is disabled or has no key)")
+    top_n: int = Field(100, description="the yearly top-N that defines popularity (SPEC B1)")
+    alias_min_count: int = Field(3, description="aliases seen at least this often in a year are resolved (SPEC B1)")
+    catalog_path: Path | None = Field(None, description="live: IMDb-derived catalog TSV imdb,title,year[,votes] "
+                                      "(feature films from title.basics)")
+    citymap_path: Path | None = Field(None, description="city map CSV (default: the shipped map)")
+    cprs_export_path: Path | None = Field(None, description="live: CPRS renewal export TSV (post-1978 RE renewals)")
+    gold_dir: Path | None = Field(None, description="live: hand-labelled gold pages gold/<item>/<leaf>.json")
+    ia_host: str | None = Field(None, description="Internet Archive host (default archive.org)")
+    max_items: int | None = Field(None, description="cap on Variety items per build (live trial runs)")
+    film_title_min: float = Field(90.0, description="title similarity (0-100) linking a ranked film to a "
+                                  "registration or an IA film item")
+    sample_seed: int = Field(1934, description="seed of the sample Variety and CCE worlds")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CINESUB_", env_nested_delimiter="__", extra="ignore"
@@ -128,6 +161,7 @@ class Settings(BaseSettings):
     inputs: InputSettings = InputSettings()
     curation: CurationSettings = CurationSettings()
     release: ReleaseSettings = ReleaseSettings()
+    hollywood: HollywoodSettings = HollywoodSettings()
     workers: int = Field(2, description="parallel processes for track processing")
 
     # -- derived paths -------------------------------------------------------------------------
@@ -161,6 +195,7 @@ class Settings(BaseSettings):
         data.pop("home", None)
         data.pop("workers", None)
         data.pop("inputs", None)  # input contents are fingerprinted by the stages themselves
+        data.pop("hollywood", None)  # the build-hollywood flow hashes its own section (flows/stages/pd_common.py)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -68,6 +68,9 @@ def test_sample_deployment_completes_on_a_process_worker(tmp_path: Path) -> None
                 assert dep["work_pool_name"] == POOL
                 # default working directory: where `prefect deploy` ran (CINESUB_REPO unset)
                 assert dep["pull_steps"] == [{SET_WD: {"directory": str(REPO.resolve())}}]
+            for name in ("hollywood-sample", "hollywood-live"):
+                dep = ph.api(api_url, f"/deployments/name/build-hollywood/{name}")
+                assert dep["entrypoint"] == "flows/hollywood.py:build_hollywood" and dep["work_pool_name"] == POOL
             assert sample["parameters"] == {"sample": True}
             assert sample["schedules"] == []
             assert live["parameters"] == {"sample": False}

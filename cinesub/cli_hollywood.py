@@ -1,0 +1,325 @@
+"""``cinesub hollywood`` (build, review) and ``cinesub copyright status`` (SPEC B1, B2).
+
+* ``hollywood build [--sample] [--home] [--config] [--as-of DATE] [--force] [--json]`` runs the
+  ``build-hollywood`` Prefect flow (flows/hollywood.py) and prints the release path, the
+  collection size and the evaluation summary (the whole summary with ``--json``).
+* ``hollywood review list [--json]`` — the curator queues: aliases awaiting a decision, copyright
+  matches awaiting review, and the curated decisions already recorded;
+  ``hollywood review decide-alias YEAR ALIAS IMDB|none --by NAME`` and
+  ``hollywood review decide-match REG_ID REG_DATE (--renewal RID | --not-renewed) --by NAME``
+  write the curated tables of the Hollywood state DB, honoured by the next build.
+* ``copyright status --as-of DATE [--json]`` (added to the existing ``copyright`` group) lists
+  each collection film with its evidence, from the latest Hollywood release (or the state DB when
+  nothing is published yet). When ``--as-of`` differs from the release's, the statuses are
+  recomputed with :func:`validators.copyright_status.classify` on the released registrations and
+  renewals (curator decisions included) and the collection is re-derived with the same SQL
+  (sql/pd_collection.sql); films that leave or join it are listed.
+
+Exit codes: 0 on success; 2 for bad input (message on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _home(home: Optional[Path]) -> Path:
+    return (home or Path(os.environ.get("CINESUB_HOME", "./var"))).resolve()
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]{message}[/red]", highlight=False)
+    raise typer.Exit(2)
+
+
+def _date(value: str, what: str) -> date:
+    try:
+        return date.fromisoformat(value.strip())
+    except ValueError:
+        _fail(f"{what} {value!r} is not an ISO date (YYYY-MM-DD)")
+        raise  # unreachable
+
+
+# --------------------------------------------------------------------------------------------
+# copyright status: evidence per collection film, recomputed for another as_of
+# --------------------------------------------------------------------------------------------
+_SOURCES = ("registrations", "renewals", "matches", "status", "top100", "film_links", "film_ia",
+            "collection", "collection_candidates")
+
+
+def _bind_release(con: Any, release_dir: Path) -> None:
+    for name in _SOURCES:
+        con.execute(f"CREATE VIEW rel_{name} AS SELECT * FROM read_parquet('{(release_dir / f'{name}.parquet').as_posix()}')")
+
+
+def _bind_state(con: Any, state_db: Path) -> None:
+    con.execute(f"ATTACH '{state_db.as_posix()}' AS st (READ_ONLY)")
+    for name in _SOURCES:
+        table = "pd_top100" if name == "top100" else f"pd_{name}"
+        con.execute(f"CREATE VIEW rel_{name} AS SELECT * FROM st.{table}")
+
+
+def collection_status(home: Path, as_of: date) -> dict[str, Any]:
+    """Each collection film with its evidence as of ``as_of`` (see the module docstring)."""
+    import duckdb
+    import pyarrow as pa
+
+    from cinesub.settings import load_settings
+    from cinesub.state import sql_text
+    from flows.stages.pd_cce import load_matching_inputs, status_rows
+    from flows.stages.pd_common import pd_releases_dir, pd_state_db
+    from validators.copyright_match import CuratorDecision
+    from warehouse.pd_release import read_manifest
+    from warehouse.release import latest_version
+
+    settings = load_settings(None, home)
+    rdir = pd_releases_dir(settings)
+    version = latest_version(rdir)
+    con = duckdb.connect()
+    source: dict[str, Any]
+    if version and (rdir / version / "manifest.json").is_file():
+        man = read_manifest(rdir / version)
+        _bind_release(con, rdir / version)
+        source = {"kind": "release", "version": version, "path": str(rdir / version), "as_of": man.get("as_of")}
+    elif pd_state_db(settings).is_file():
+        _bind_state(con, pd_state_db(settings))
+        row = con.execute("SELECT max(as_of) FROM rel_status").fetchone()
+        source = {"kind": "state_db", "path": str(pd_state_db(settings)),
+                  "as_of": row[0].isoformat() if row and row[0] else None}
+    else:
+        raise FileNotFoundError(f"no Hollywood release or state DB under {home}: run `cinesub hollywood build` first")
+    recomputed = source["as_of"] != as_of.isoformat()
+    if recomputed:
+        regs, rens = load_matching_inputs(con, "rel_registrations", "rel_renewals")
+        decisions = [CuratorDecision(r, d.isoformat(), rid, "renewed" if dec == "curator_renewed" else "not_renewed",
+                                     by or "curator")
+                     for r, d, rid, dec, by in con.execute(
+                         """SELECT reg_id, reg_date, renewal_id, decision, decided_by FROM rel_matches
+                            WHERE decision IN ('curator_renewed', 'curator_not_renewed') AND reg_date IS NOT NULL""").fetchall()]
+        matches, statuses = status_rows(regs, rens, decisions, as_of)
+        con.register("_st", pa.Table.from_pylist(statuses))
+        con.register("_mt", pa.Table.from_pylist(matches))
+        con.execute("CREATE VIEW cc_status AS SELECT reg_id, CAST(reg_date AS DATE) AS reg_date, title, status, rule, "
+                    "reason, renewal_id, match_decision, CAST(as_of AS DATE) AS as_of FROM _st")
+        con.execute("CREATE VIEW cc_matches AS SELECT * EXCLUDE (reg_date), CAST(reg_date AS DATE) AS reg_date FROM _mt")
+    else:
+        con.execute("CREATE VIEW cc_status AS SELECT * FROM rel_status")
+        con.execute("CREATE VIEW cc_matches AS SELECT * FROM rel_matches")
+    con.execute("CREATE VIEW cc_top100 AS SELECT * FROM rel_top100")
+    con.execute("CREATE VIEW cc_links AS SELECT * FROM rel_film_links")
+    con.execute("CREATE VIEW cc_ia AS SELECT * FROM rel_film_ia")
+    con.execute(sql_text("pd_collection.sql"))
+
+    def rows(sql: str) -> list[dict[str, Any]]:
+        cur = con.execute(sql)
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    coll = rows("""SELECT c.*, k.key_kind FROM cc_collection c
+                   JOIN cc_candidates k ON k.key = c.key AND k.year = c.year ORDER BY c.year, c.rank, c.key""")
+    released = {r["key"] for r in rows("SELECT key FROM rel_collection")}
+    now = {r["key"] for r in coll}
+    films = []
+    for c in coll:
+        films.append({
+            "key": c["key"], "imdb": c["key"] if c["key_kind"] == "imdb" else None, "title": c["title"],
+            "year": c["year"], "rank": c["rank"], "gross": c["box_office"],
+            "status": c["status"], "rule": c["rule"], "reason": c["status_reason"],
+            "registration": {"reg_id": c["reg_id"], "reg_date": c["reg_date"].isoformat() if c["reg_date"] else None},
+            "renewal_searched": {"searched": c["n_renewals_searched"] is not None,
+                                 "renewal_records": c["n_renewals_searched"], "match_decision": c["match_decision"]},
+            "renewal_matched": c["renewal_id"],
+            "ia_item": c["ia_item"], "sound": c["sound"],
+        })
+    statuses = [{"reg_id": s["reg_id"], "reg_date": s["reg_date"].isoformat() if s["reg_date"] else None,
+                 "title": s["title"], "status": s["status"], "rule": s["rule"], "reason": s["reason"]}
+                for s in rows("SELECT * FROM cc_status ORDER BY reg_date NULLS LAST, reg_id")]
+    con.close()
+    return {"as_of": as_of.isoformat(), "source": source, "recomputed": recomputed, "collection": films,
+            "left_collection": sorted(released - now), "joined_collection": sorted(now - released),
+            "statuses": statuses}
+
+
+def status_cmd(
+    as_of: str = typer.Option(..., "--as-of", help="Status date, YYYY-MM-DD (e.g. 2026-01-01)."),
+    home: Optional[Path] = typer.Option(None, "--home", help="CINESUB_HOME (default ./var)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: the collection films with their evidence, "
+                                 "and every registration's status."),
+) -> None:
+    """Each collection film with its evidence (from the latest Hollywood release), as of a date."""
+    when = _date(as_of, "--as-of")
+    try:
+        res = collection_status(_home(home), when)
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    if as_json:
+        print(json.dumps(res, ensure_ascii=False, default=str))
+        return
+    src = res["source"]
+    out = Console()
+    out.print(f"collection as of {res['as_of']} ({len(res['collection'])} films) from {src['kind']} "
+              f"{src.get('version') or src['path']}" + (" — statuses recomputed" if res["recomputed"] else ""))
+    for f in res["collection"]:
+        rs, reg = f["renewal_searched"], f["registration"]
+        out.print(f"{f['title']} ({f['year']}): rank {f['rank']}, ${f['gross']:,.0f} | {f['status']} "
+                  f"[{f['rule']}] {f['reason']} | registration {reg['reg_id']} {reg['reg_date']}; renewals "
+                  f"searched {rs['renewal_records']} ({rs['match_decision']}), matched {f['renewal_matched'] or 'none'} "
+                  f"| IA {f['ia_item']} ({f['sound']})", highlight=False)
+    for k, label in (("left_collection", "left the collection"), ("joined_collection", "joined the collection")):
+        if res[k]:
+            out.print(f"{label} as of {res['as_of']}: {', '.join(res[k])}")
+
+
+# --------------------------------------------------------------------------------------------
+# registration
+# --------------------------------------------------------------------------------------------
+def register(app: typer.Typer) -> None:
+    """Add the ``hollywood`` group and the ``copyright status`` command to the main CLI."""
+    from cinesub.cli_copyright import copyright_app
+
+    if not any(c.name == "status" for c in copyright_app.registered_commands):
+        copyright_app.command("status")(status_cmd)
+    hollywood_app = typer.Typer(help="The public-domain Hollywood collection (SPEC B1, B2): build, review.",
+                                no_args_is_help=True)
+    review_app = typer.Typer(help="Curator review queues: aliases and copyright matches.", no_args_is_help=True)
+    hollywood_app.add_typer(review_app, name="review")
+    app.add_typer(hollywood_app, name="hollywood")
+
+    @hollywood_app.command("build")
+    def build_cmd(
+        sample: bool = typer.Option(False, "--sample", help="Build from the sample Variety and CCE worlds (offline)."),
+        home: Optional[Path] = typer.Option(None, "--home", help="CINESUB_HOME (default ./var)."),
+        config: Optional[Path] = typer.Option(None, "--config", help="TOML or YAML settings file."),
+        as_of: Optional[str] = typer.Option(None, "--as-of", help="Copyright status date (default hollywood.as_of, "
+                                            "2026-01-01)."),
+        force: bool = typer.Option(False, "--force", help="Rerun every stage even when its inputs are unchanged."),
+        as_json: bool = typer.Option(False, "--json", help="Print the build summary as JSON."),
+    ) -> None:
+        """Run the build-hollywood flow; print the release path, collection size and evaluation."""
+        from cinesub.cli import _prefect_env
+
+        h = _home(home)
+        if config is not None and not config.exists():
+            _fail(f"config file not found: {config}")
+        if as_of is not None:
+            _date(as_of, "--as-of")
+        if not sample:
+            from cinesub.settings import load_settings
+
+            hs = load_settings(config, h).hollywood
+            if hs.catalog_path is None or not Path(hs.catalog_path).is_file():
+                _fail("a live Hollywood build needs hollywood.catalog_path (a TSV imdb, title, year[, votes] derived "
+                      "from IMDb title.basics; CINESUB_HOLLYWOOD__CATALOG_PATH), or use --sample")
+        _prefect_env(h)
+        from flows.hollywood import build_hollywood, format_summary
+
+        summary = build_hollywood(sample=sample, config=str(config) if config else None, home=str(h),
+                                  as_of=as_of, force=force)
+        if as_json:
+            print(json.dumps(summary, indent=2, default=str))
+        else:
+            Console().print(format_summary(summary), highlight=False)
+
+    @review_app.command("list")
+    def review_list(home: Optional[Path] = typer.Option(None, "--home"),
+                    as_json: bool = typer.Option(False, "--json")) -> None:
+        """The alias and copyright-match review queues, and the curated decisions."""
+        import duckdb
+
+        from cinesub.settings import load_settings
+        from flows.stages.pd_common import pd_state_db
+
+        db = pd_state_db(load_settings(None, _home(home)))
+        if not db.is_file():
+            _fail(f"no Hollywood state DB at {db}: run `cinesub hollywood build` first")
+        with duckdb.connect(str(db), read_only=True) as con:
+            def rows(sql: str) -> list[dict[str, Any]]:
+                cur = con.execute(sql)
+                cols = [d[0] for d in cur.description]
+                return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+            res = {
+                "aliases": rows("""SELECT year, alias, n, imdb AS suggested_imdb, title, score, reason, runner_up
+                                   FROM pd_aliases WHERE decision = 'review' ORDER BY year, n DESC, alias"""),
+                "matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, title, renewal_id AS suggested_renewal,
+                                          n_candidates, candidates, reasons
+                                   FROM pd_matches WHERE decision = 'matched_fuzzy_review' ORDER BY reg_date, reg_id"""),
+                "curated_aliases": rows("""SELECT year, alias, imdb, decided_by FROM pd_alias_decisions ORDER BY 1, 2"""),
+                "curated_matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, renewal_id, decision,
+                                                  decided_by FROM pd_match_decisions ORDER BY 1, 2"""),
+            }
+        res["counts"] = {k: len(v) for k, v in res.items()}
+        if as_json:
+            print(json.dumps(res, ensure_ascii=False, default=str))
+            return
+        out = Console()
+        out.print(f"aliases to review: {res['counts']['aliases']}; copyright matches to review: "
+                  f"{res['counts']['matches']}; curated: {res['counts']['curated_aliases']} aliases, "
+                  f"{res['counts']['curated_matches']} matches")
+        for a in res["aliases"]:
+            out.print(f"  alias {a['year']} {a['alias']!r} (seen {a['n']}): suggested {a['suggested_imdb']} "
+                      f"{a['title']!r} score {a['score']:.3f} ({a['reason']})", highlight=False)
+        for m in res["matches"]:
+            out.print(f"  match {m['reg_id']} {m['reg_date']} {m['title']!r}: suggested renewal "
+                      f"{m['suggested_renewal']} ({m['reasons']})", highlight=False)
+
+    @review_app.command("decide-alias")
+    def decide_alias(
+        year: int = typer.Argument(..., help="Variety year of the alias."),
+        alias: str = typer.Argument(..., help="The title as printed (as in the review list)."),
+        imdb: str = typer.Argument(..., help="The IMDb id (tt…), or 'none' for no IMDb record."),
+        by: str = typer.Option(..., "--by", help="Curator name."),
+        home: Optional[Path] = typer.Option(None, "--home"),
+    ) -> None:
+        """Record a curated alias decision (honoured by the next build)."""
+        from cinesub.records import utcnow
+        from cinesub.settings import load_settings
+        from flows.stages.pd_common import pd_connect, pd_state_db
+
+        value = None if imdb.strip().lower() == "none" else imdb.strip()
+        if value is not None and not re.fullmatch(r"tt\d{7,}", value):
+            _fail(f"IMDb id {imdb!r} is not tt followed by 7 or more digits (or 'none')")
+        if not by.strip():
+            _fail("--by must name the curator")
+        alias_text = " ".join(alias.split())
+        with pd_connect(pd_state_db(load_settings(None, _home(home)))) as con:
+            con.execute("INSERT OR REPLACE INTO pd_alias_decisions VALUES (?, ?, ?, ?, ?)",
+                        [year, alias_text, value, by.strip(), utcnow()])
+        Console().print(f"alias {year} {alias_text!r} → {value or 'none'} (by {by.strip()}); the next build honours it",
+                        highlight=False)
+
+    @review_app.command("decide-match")
+    def decide_match(
+        reg_id: str = typer.Argument(..., help="Registration number, e.g. LP4689."),
+        reg_date: str = typer.Argument(..., help="Registration date, YYYY-MM-DD."),
+        renewal: Optional[str] = typer.Option(None, "--renewal", help="The renewal that renews it (e.g. R286002)."),
+        not_renewed: bool = typer.Option(False, "--not-renewed", help="No renewal renews it."),
+        by: str = typer.Option(..., "--by", help="Curator name."),
+        home: Optional[Path] = typer.Option(None, "--home"),
+    ) -> None:
+        """Record a curated copyright-match decision (honoured by the next build)."""
+        from cinesub.records import utcnow
+        from cinesub.settings import load_settings
+        from flows.stages.pd_common import pd_connect, pd_state_db
+
+        if (renewal is None) == (not not_renewed):
+            _fail("give exactly one of --renewal RID or --not-renewed")
+        if not by.strip():
+            _fail("--by must name the curator")
+        when = _date(reg_date, "REG_DATE")
+        decision = "renewed" if renewal else "not_renewed"
+        with pd_connect(pd_state_db(load_settings(None, _home(home)))) as con:
+            con.execute("INSERT OR REPLACE INTO pd_match_decisions VALUES (?, ?, ?, ?, ?, ?)",
+                        [reg_id.strip(), when, renewal.strip() if renewal else None, decision, by.strip(), utcnow()])
+        Console().print(f"{reg_id.strip()} ({when}) {decision}" + (f" by {renewal}" if renewal else "")
+                        + f" (by {by.strip()}); the next build honours it", highlight=False)

@@ -1,0 +1,249 @@
+"""End to end: `cinesub hollywood build --sample` (the real CLI, the real Prefect flow, the real
+internetarchive and google-genai clients against the loopback fixtures) into a fresh
+CINESUB_HOME, checked against the sample worlds' ground truth (cinesub/sample/variety.py,
+cinesub/sample/cce.py): the yearly ranking, the evaluation table, every planted copyright case,
+the collection and its evidence (`cinesub copyright status`), reuse on a second build, curated
+decisions changing the next release, and no secret in any file written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+def _cli(home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """The real CLI in its own process group (the ephemeral Prefect server dies with it)."""
+    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
+    env.pop("PREFECT_API_URL", None)
+    for var in ("CINESUB_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        env.pop(var, None)
+    n = len(list(home.parent.glob(f"{home.name}.*.out")))
+    out_path, err_path = home.parent / f"{home.name}.{n}.out", home.parent / f"{home.name}.{n}.err"
+    cmd = [sys.executable, "-m", "cinesub.cli", *args]
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    res = subprocess.CompletedProcess(cmd, rc, out_path.read_text(), err_path.read_text())
+    assert res.returncode == 0, f"{args}: rc {rc}\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"
+    return res
+
+
+def _json(home: Path, *args: str) -> dict:
+    return json.loads(_cli(home, *args).stdout)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    home = tmp_path_factory.mktemp("hwhome")
+    first = _json(home, "hollywood", "build", "--sample", "--json")
+    second = _json(home, "hollywood", "build", "--sample", "--json")
+    status_2026 = _json(home, "copyright", "status", "--as-of", "2026-01-01", "--json")
+    status_2025 = _json(home, "copyright", "status", "--as-of", "2025-12-31", "--json")
+    queue_before = _json(home, "hollywood", "review", "list", "--json")
+    _cli(home, "hollywood", "review", "decide-alias", "1934", "Lady of Harbor", "tt9100003", "--by", "tester")
+    _cli(home, "hollywood", "review", "decide-match", "LP4689", "1934-03-16", "--not-renewed", "--by", "tester")
+    third = _json(home, "hollywood", "build", "--sample", "--json")
+    queue_after = _json(home, "hollywood", "review", "list", "--json")
+    world = home / "sample-world" / "pd-seed1934"
+    return {
+        "home": home, "first": first, "second": second, "third": third,
+        "status_2026": status_2026, "status_2025": status_2025,
+        "queue_before": queue_before, "queue_after": queue_after,
+        "variety": json.loads((world / "variety" / "manifest.json").read_text()),
+        "cce": json.loads((world / "cce" / "manifest.json").read_text()),
+    }
+
+
+def _table(release: str | Path, name: str) -> list[dict]:
+    return pq.read_table(Path(release) / f"{name}.parquet").to_pylist()
+
+
+def test_first_build_publishes_a_versioned_release(built):
+    home, first = built["home"], built["first"]
+    rel = Path(first["release"]["path"])
+    assert rel == home / "hollywood" / "releases" / "1.0.0"
+    assert first["release"]["new"] is True and first["release"]["change"] == "initial"
+    # (the third build of the fixture published 2.0.0 since: LATEST names it)
+    assert (home / "hollywood" / "releases" / "LATEST").read_text().strip() == "2.0.0"
+    assert (home / "hollywood" / "state.duckdb").is_file()
+    man = json.loads((rel / "manifest.json").read_text())
+    assert man["as_of"] == "2026-01-01" and man["primary_extractor"] == "gemini"
+    assert man["inputs"]["sample_world"] and man["config_hash"]
+    for name, meta in man["files"].items():
+        data = (rel / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == meta["sha256"] and len(data) == meta["size"], name
+    from warehouse.load import open_release
+
+    con = open_release(rel)
+    assert con.execute("SELECT count(*) FROM collection").fetchone()[0] == first["collection"]["size"] == 4
+    assert con.execute("SELECT count(*) FROM yearly").fetchone()[0] == man["files"]["yearly.parquet"]["rows"]
+    con.close()
+    report = (home / "reports" / "hollywood.html").read_text()  # of the last build
+    for section in ("Collection (5 films)", "Yearly top-N", "Extraction accuracy", "Review queues",
+                    "Gone with the Tempest", "Hearts in Bondage"):
+        assert section in report
+
+
+def test_yearly_ranking_and_top100_match_the_world(built):
+    rel, v = built["first"]["release"]["path"], built["variety"]
+    top = _table(rel, "top100")
+    yearly = _table(rel, "yearly")
+    assert {r["year"] for r in yearly} == {1926, 1934}
+    for year in (1926, 1934):
+        ranks = [r["rank"] for r in yearly if r["year"] == year]
+        assert sorted(ranks) == list(range(1, len(ranks) + 1))
+    # 1934: the IMDb-keyed members are exactly the world's top-100
+    imdb_1934 = sorted(r["key"] for r in top if r["year"] == 1934 and r["key_kind"] == "imdb")
+    assert imdb_1934 == v["top100"]["1934"]
+    # 1926 differs in key only: each 1926 alias is printed twice, under the alias minimum (3, SPEC
+    # B1), so the films keep their lower-cased titles; mapped through the world's alias map they
+    # are exactly the world's 1926 top-100
+    counts_1926 = v["aliases"]["1926"]["counts"]
+    assert max(counts_1926.values()) < 3
+    amap = {a.lower(): imdb for a, imdb in v["aliases"]["1926"]["map"].items()}
+    top_1926 = [r for r in top if r["year"] == 1926]
+    assert {r["key_kind"] for r in top_1926} == {"title"}
+    assert sorted(amap[r["key"]] for r in top_1926) == v["top100"]["1926"]
+    # the unmapped movies of the world (not in the catalog) keep their titles too
+    assert {"loop follies", "pagan moon"} <= {r["key"] for r in top if r["year"] == 1934}
+
+
+def test_evaluation_table_per_extractor(built):
+    ev = built["first"]["evaluation"]
+    assert set(ev) == {"gemini", "ocr-rules"}
+    for ext in ev.values():
+        for metric in ("spearman", "movie_f1", "tuple_f1"):
+            m = ext[metric]
+            assert m["n_issues"] == 3 and m["ci_low"] <= m["mean"] <= m["ci_high"]
+    # the Gemini fixture answers gold with three planted errors (dropped, wrong gross, swapped
+    # week), all on the 1934-03-07 issue: tuple F1 there is 2·(gold-3) / (gold + gold-1)
+    rows = _table(built["first"]["release"]["path"], "evaluation")
+    v = built["variety"]
+    issue = "1934-03-07"
+    n_gold = sum(p["gold_tuples"] for it in v["items"] for p in it["pages"] if p["issue_date"] == issue)
+    gem = {r["metric"]: r["value"] for r in rows if r["extractor"] == "gemini" and r["issue"] == issue}
+    assert gem["tuple_f1"] == pytest.approx(2 * (n_gold - 3) / (n_gold + n_gold - 1))
+    assert ev["gemini"]["tuple_f1"]["mean"] < 1.0
+    assert ev["ocr-rules"]["tuple_f1"]["mean"] == pytest.approx(1.0)
+    assert ev["gemini"]["spearman"]["mean"] == pytest.approx(1.0)
+
+
+def test_every_planted_cce_case_is_classified_as_planted(built):
+    rel, cases = built["first"]["release"]["path"], built["cce"]["cases"]
+    status = {(r["reg_id"], r["reg_date"].isoformat()): r for r in _table(rel, "status")}
+    got = {c["case"]: status[(c["reg_id"], c["reg_date"])]["status"] for c in cases}
+    assert got == {c["case"]: c["status"] for c in cases}
+    # the day before: only the 1930 film differs (recomputed by `copyright status`)
+    before = {(s["reg_id"], s["reg_date"]): s["status"] for s in built["status_2025"]["statuses"]}
+    for c in cases:
+        assert before[(c["reg_id"], c["reg_date"])] == c.get("status_as_of_2025_12_31", c["status"]), c["case"]
+
+
+def test_collection_equals_the_world_and_every_exclusion_has_its_reason(built):
+    rel, v, want = built["first"]["release"]["path"], built["variety"], built["cce"]["collection"]
+    assert sorted(r["key"] for r in _table(rel, "collection")) == want["included"]
+    amap = {a.lower(): imdb for y in v["aliases"].values() for a, imdb in y["map"].items()}
+    translate = {"status:protected": "status:protected", "status:needs_review": "status:needs_review",
+                 "not_sound:silent": "not_sound", "ia:not_on_ia": "not_on_ia"}
+    got = {}
+    for c in _table(rel, "collection_candidates"):
+        imdb = c["key"] if c["key_kind"] == "imdb" else amap.get(c["key"])
+        if imdb in want["excluded"]:
+            got[imdb] = sorted(translate[r] for r in c["exclusion_reasons"].split(","))
+    # a film absent from the Internet Archive has no IA metadata to say it is silent: the world
+    # lists "not_sound" beside "not_on_ia" for it (it knows), the flow can only say "not_on_ia"
+    expected = {k: sorted(r for r in rs if not (r == "not_sound" and "not_on_ia" in rs))
+                for k, rs in want["excluded"].items()}
+    assert got == expected
+    audit = _table(rel, "collection_audit")
+    assert {a["criterion"] for a in audit} == {"popularity", "copyright", "ia_sound"}
+    assert len(audit) == 3 * len(_table(rel, "top100"))
+
+
+def test_copyright_status_lists_each_collection_film_with_evidence(built):
+    st = built["status_2026"]
+    assert st["recomputed"] is False and st["source"]["version"] == "1.0.0"
+    films = {f["imdb"]: f for f in st["collection"]}
+    assert sorted(films) == built["cce"]["collection"]["included"]
+    gone = films["tt9100001"]
+    assert gone["title"] == "Gone with the Tempest" and gone["year"] == 1934 and gone["rank"] == 1
+    assert gone["gross"] > 0 and gone["status"] == "likely_public_domain" and gone["rule"] == "R2_not_renewed"
+    assert gone["registration"] == {"reg_id": "LP4520", "reg_date": "1934-01-15"}
+    assert gone["renewal_searched"]["searched"] and gone["renewal_searched"]["renewal_records"] > 0
+    assert gone["renewal_matched"] is None
+    assert gone["ia_item"] == "GoneWithTheTempest1934" and gone["sound"] == "sound"
+    by = {s["reg_id"]: s for s in st["statuses"]}
+    assert by["LP1380"]["status"] == "public_domain"  # the 1930 film, as of 2026-01-01
+    before = built["status_2025"]
+    assert before["recomputed"] is True
+    by_before = {s["reg_id"]: s for s in before["statuses"]}
+    assert by_before["LP1380"]["status"] == "protected" and by_before["LP1380"]["rule"] == "R2_renewed"
+    # the collection's films are all 1934 films: a day earlier changes none of them
+    assert sorted(f["imdb"] for f in before["collection"]) == sorted(films)
+
+
+def test_second_build_reuses_every_stage_and_publishes_nothing(built):
+    first, second = built["first"], built["second"]
+    assert second["all_stages_reused"] is True
+    assert second["release"]["new"] is False and second["release"]["version"] == "1.0.0"
+    assert second["sample_world_reused"] is True
+    assert second["collection"] == first["collection"]
+    releases = built["home"] / "hollywood" / "releases"
+    assert sorted(p.name for p in releases.iterdir() if p.is_dir() and not p.is_symlink()) == ["1.0.0", "2.0.0"]
+
+
+def test_curated_decisions_change_the_next_release(built):
+    before, after = built["queue_before"], built["queue_after"]
+    assert [(a["year"], a["alias"]) for a in before["aliases"]] == [(1934, "Lady of Harbor")]
+    assert [m["reg_id"] for m in before["matches"]] == ["LP4689"]
+    assert after["counts"]["aliases"] == 0 and after["counts"]["matches"] == 0
+    assert after["counts"]["curated_aliases"] == 1 and after["counts"]["curated_matches"] == 1
+    third = built["third"]
+    assert third["release"]["new"] is True and third["release"]["version"] == "2.0.0"
+    assert third["release"]["change"] == "major"
+    old, new = built["first"]["release"]["path"], third["release"]["path"]
+    # the alias now counts for the film: its title key is gone and its gross moved to the film
+    old_top = {r["key"]: r for r in _table(old, "top100") if r["year"] == 1934}
+    new_top = {r["key"]: r for r in _table(new, "top100") if r["year"] == 1934}
+    assert "lady of harbor" in old_top and "lady of harbor" not in new_top
+    assert new_top["tt9100003"]["box_office"] == pytest.approx(
+        old_top["tt9100003"]["box_office"] + old_top["lady of harbor"]["box_office"])
+    alias = next(a for a in _table(new, "aliases") if a["alias"] == "Lady of Harbor")
+    assert alias["decision"] == "curated" and alias["decided_by"] == "curated:tester"
+    # the curator says Hearts in Bondage was not renewed: likely public domain, sound, on IA → in
+    status = next(s for s in _table(new, "status") if s["reg_id"] == "LP4689")
+    assert status["status"] == "likely_public_domain" and status["match_decision"] == "curator_not_renewed"
+    keys = sorted(r["key"] for r in _table(new, "collection"))
+    assert keys == sorted(built["cce"]["collection"]["included"] + ["tt9100007"])
+    assert third["collection"]["size"] == 5
+
+
+def test_no_secret_in_any_file_under_cinesub_home(built):
+    from fixtures.gemini_server import DEFAULT_API_KEY
+
+    secret = DEFAULT_API_KEY.encode()
+    offenders = [str(p) for p in built["home"].rglob("*") if p.is_file() and secret in p.read_bytes()]
+    assert offenders == []
+    assert any((built["home"] / "cache" / "gemini-pages").rglob("*.json"))  # Gemini really ran
+    con = duckdb.connect(str(built["home"] / "hollywood" / "state.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM pd_tuples WHERE extractor = 'gemini'").fetchone()[0] > 0
+    con.close()
