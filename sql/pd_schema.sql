@@ -187,7 +187,7 @@ CREATE TABLE IF NOT EXISTS pd_evaluation (
 CREATE TABLE IF NOT EXISTS pd_cce_items (
     item_id        VARCHAR PRIMARY KEY,
     title          VARCHAR,
-    context_year   INTEGER,                  -- year used to read two-digit years (volume's date)
+    context_year   INTEGER,                  -- year used to read two-digit years (last year a cumulative volume covers, else the volume's year)
     n_pages        INTEGER,
     djvu_sha256    VARCHAR,
     text_source    VARCHAR,                  -- djvu | pdf_images (no text layer) | NULL

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from extractors.cce.normalize import (
-    CONFIDENT, REASONS, class_family, normalize_basis, normalize_reg_id, normalize_renewal_id,
-    parse_cce_date, ranges_from, reg_key, renewal_number_window,
+    CONFIDENT, FILM_EARLIEST_YEAR, REASONS, class_family, normalize_basis, normalize_reg_id, normalize_renewal_id,
+    parse_cce_date, ranges_from, reg_key, renewal_number_window, resolve_two_digit_year,
 )
 
 
@@ -50,6 +50,36 @@ def test_two_digit_year_is_recorded_and_century_follows_context():
     assert parse_cce_date("2Feb3l1", context_year=1958).iso == "1931-02-02"
 
 
+def test_two_digit_year_never_before_the_film_floor():
+    """Regression: a cumulative 1912-1939 volume read with its first year as context put '34'
+    in 1834; with the motion-picture floor (1890) no century before it is taken."""
+    assert parse_cce_date("10Jan34", context_year=1912).iso == "1834-01-10"  # no floor: the plain rule
+    got = parse_cce_date("10Jan34", context_year=1912, min_year=FILM_EARLIEST_YEAR)
+    assert got.iso == "1934-01-10" and "century_from_floor" in got.reasons
+    assert parse_cce_date("4Jul95", context_year=1899, min_year=FILM_EARLIEST_YEAR).iso == "1895-07-04"
+    assert resolve_two_digit_year(34, context_year=1939, min_year=FILM_EARLIEST_YEAR) == (
+        1934, ("two_digit_year_19xx",))
+
+
+def test_two_digit_year_inside_the_volume_coverage():
+    cov = (1912, 1939)
+    for raw, iso in (("10Jan34", "1934-01-10"), ("3Mar12", "1912-03-03"), ("31Dec39", "1939-12-31")):
+        got = parse_cce_date(raw, context_year=1912, coverage=cov)
+        assert got.iso == iso and got.reasons == ("century_from_coverage",), got
+    # within a year of the coverage: read, and flagged
+    edge = parse_cce_date("5Jan40", coverage=cov)
+    assert edge.iso == "1940-01-05" and "year_outside_volume_coverage" in edge.reasons
+    # far outside: not pushed into another century, not read, and said why
+    far = parse_cce_date("5Jan45", context_year=1939, coverage=cov)
+    assert far.iso is None and far.reasons == ("year_outside_volume_coverage",)
+    assert resolve_two_digit_year(70, coverage=cov, min_year=FILM_EARLIEST_YEAR) == (
+        None, ("year_outside_volume_coverage",))
+    # a stray year character: the reading inside the coverage wins over the renewal heuristic
+    assert parse_cce_date("2Feb3l1", context_year=1939, coverage=cov).iso == "1931-02-02"
+    assert parse_cce_date("2Feb3l1", context_year=1939).iso == "1911-02-02"  # without coverage: 1939-28
+    assert all(r in REASONS for r in far.reasons + edge.reasons)
+
+
 @pytest.mark.parametrize("raw, reason", [("31Feb50", "invalid_date"), ("143169", "unreadable_date"),
                                          ("", "unreadable_date"), ("Feb50", "unreadable_date")])
 def test_unreadable_dates_say_why(raw, reason):
@@ -88,6 +118,36 @@ def test_ocr_letter_confusions():
     lost = normalize_reg_id("P1005", ranges={"MP": (200, 3000), "LP": (20, 1100)})
     assert {c.reg_id for c in lost.candidates} >= {"MP1005", "LP1005"} and lost.value is None
     assert normalize_reg_id("©©©").value is None and normalize_reg_id("©©©").reasons == ("unreadable_number",)
+
+
+@pytest.mark.parametrize("raw", ["1P4412", "IP4412", "|P4412", "1P4412.", "1P 4412"])
+def test_class_L_read_as_1_before_P(raw):
+    """Regression: '1P4412' (the L of LP read as 1) was unreadable; it reads LP4412, confident,
+    with MP4412 a weak alternative (the 1 as what is left of an M)."""
+    got = normalize_reg_id(raw)
+    assert got.value == "LP4412" and got.confident
+    assert "ocr_class_letter_L_read_as_digit" in got.best.reasons and got.best.confidence < 1.0
+    alt = {c.reg_id: c for c in got.candidates}["MP4412"]
+    assert "ocr_class_letter_M_remnant" in alt.reasons and alt.confidence < CONFIDENT
+    assert normalize_reg_id("1U123").value == "LU123"
+    assert normalize_reg_id(raw, classes=None).value == "LP4412"
+    assert all(r in REASONS for c in got.candidates for r in c.reasons)
+
+
+def test_class_L_read_as_1_is_weighed_against_the_volume():
+    # the volume's LP run holds the number: confident and raised
+    got = normalize_reg_id("1P4412", ranges={"LP": (4000, 5200), "MP": (100, 900)})
+    assert got.value == "LP4412" and "in_series_range" in got.best.reasons
+    # only the MP run holds it: no confident reading, candidates go to review
+    amb = normalize_reg_id("1P4412", ranges={"MP": (4000, 5200), "LP": (100, 900)})
+    assert amb.value is None and "ambiguous_reading" in amb.reasons
+    assert {"LP4412", "MP4412"} <= {c.reg_id for c in amb.candidates}
+    # M read as 4 is a rarer confusion: a candidate, never a confident reading alone
+    four = normalize_reg_id("4P1005")
+    assert four.best.reg_id == "MP1005" and four.value is None
+    # damage inside the digits stays unreadable; a lost letter is not this repair
+    assert normalize_reg_id("1P44X2").value is None
+    assert normalize_reg_id("1PA4412").value is None
 
 
 def test_seventh_digit_gives_candidates_not_a_guess():

@@ -12,8 +12,8 @@ import pytest
 
 from extractors.cce.parse import (
     UNPARSED_REASONS, Unparsed, parse_registration_entry, parse_registration_text, parse_renewal_entry,
-    parse_renewal_text, read_archivewatch, read_renewal_export, split_entries, split_title, title_problem,
-    volume_year,
+    parse_renewal_text, read_archivewatch, read_renewal_export, split_entries, split_registration_entries,
+    split_title, title_problem, volume_coverage, volume_year,
 )
 
 AW_FILES = ("archivewatch_cce_renewals_off0000000.json", "archivewatch_cce_renewals_off1200000.json",
@@ -298,3 +298,65 @@ def test_volume_year_from_identifier():
     assert volume_year("catalogofc19693231213libr") == 1969
     assert volume_year("1977motionpictur3311213libr") == 1977
     assert volume_year("something") is None
+
+
+REGISTRATIONS_1912_1939 = """MOTION PICTURES 1912-1939
+
+BROADWAY SERENADE OF 1934. 9 reels. © Metro-Goldwyn-Mayer Corp.; 10Jan34; LP4412.
+CRIMSON TRAIL. 6 reels. © Paramount Productions, inc.; 26Jan34; LP4555.
+LADY OF THE HARBOR. 7 reels. © United Artists Corp.;
+9Feb34; LP46O1.
+NEWS OF THE DAY. No. 1. © Hearst Metrotone News, inc.; 3Jan34; MP1005; 6Jan34; MP1009
+THE 39 STEPS. 9 reels. © Gaumont-British Picture Corp.; 1Aug35; LP5790.
+"""
+
+
+def test_registration_title_ending_in_a_year_is_kept():
+    """Regression: entries were cut after any 'digit.' ('BROADWAY SERENADE OF 1934.'), losing the
+    title; an entry now ends only at its closing 'DATE; NUMBER.' (or a line ending in one)."""
+    entries = split_registration_entries(REGISTRATIONS_1912_1939)
+    assert entries == [
+        "MOTION PICTURES 1912-1939",
+        "BROADWAY SERENADE OF 1934. 9 reels. © Metro-Goldwyn-Mayer Corp.; 10Jan34; LP4412.",
+        "CRIMSON TRAIL. 6 reels. © Paramount Productions, inc.; 26Jan34; LP4555.",
+        "LADY OF THE HARBOR. 7 reels. © United Artists Corp.; 9Feb34; LP46O1.",
+        "NEWS OF THE DAY. No. 1. © Hearst Metrotone News, inc.; 3Jan34; MP1005; 6Jan34; MP1009",
+        "THE 39 STEPS. 9 reels. © Gaumont-British Picture Corp.; 1Aug35; LP5790.",
+    ]
+    res = parse_registration_text(REGISTRATIONS_1912_1939, volume_year=1939)
+    got = {r.reg_id: r for r in res.records}
+    assert (got["LP4412"].title, got["LP4412"].reg_date) == ("BROADWAY SERENADE OF 1934", "1934-01-10")
+    assert got["LP4412"].claimant == "Metro-Goldwyn-Mayer Corp."
+    assert got["LP4601"].title == "LADY OF THE HARBOR"
+    assert got["MP1009"].title == "NEWS OF THE DAY" and got["MP1009"].reg_date == "1934-01-06"
+    assert got["LP5790"].title == "THE 39 STEPS"
+    assert [u.reason for u in res.unparsed] == ["no_copyright_date"]  # the heading, reported
+
+
+def test_cumulative_volume_years_and_coverage():
+    """Regression: volume_year() of a cumulative volume was the first year of its range, so '34'
+    read 1834; it is now the last year, and the range bounds two-digit years."""
+    assert volume_coverage("motionpict19121939librrich") == (1912, 1939)
+    assert volume_year("motionpict19121939librrich") == 1939
+    assert volume_coverage("x", "Catalog of Copyright Entries, Cumulative Series: Motion Pictures 1940-1949") == (
+        1940, 1949)
+    assert volume_coverage("x", "Motion pictures, 1912 to 1939") == (1912, 1939)
+    assert volume_coverage("catalogofcopyri341213libr", "1950 Third Series Vol 4 Parts 12-13") is None
+    assert volume_coverage("catalogofc19693231213libr") is None
+    assert volume_year("motionpictures", "Motion Pictures 1940-49") == 1949
+    assert volume_year("motionpictures", None, "1951-06-01") == 1951  # the metadata date, last
+    vol = "motionpict19121939synth"
+    # the year alone (no coverage) already keeps '34' in the 1900s; so does the film floor
+    (rec,) = parse_registration_entry("CRIMSON TRAIL. 6 reels. © Paramount; 26Jan34; LP4555.",
+                                      volume_year=volume_year(vol))
+    assert rec.reg_date == "1934-01-26"
+    (rec,) = parse_registration_entry("CRIMSON TRAIL. 6 reels. © Paramount; 26Jan34; LP4555.", volume_year=1912)
+    assert rec.reg_date == "1934-01-26" and "reg_date:century_from_floor" in rec.reasons
+    res = parse_registration_text(REGISTRATIONS_1912_1939 + "\nDRACULA. 8 reels. © Universal; 2Feb3l1; LP1947.\n"
+                                  "A STRAY. 5 reels. © Somebody; 5Jan45; LP9999.\n",
+                                  volume_year=volume_year(vol), coverage=volume_coverage(vol))
+    got = {r.reg_id: r for r in res.records}
+    assert got["LP4412"].reg_date == "1934-01-10" and "reg_date:century_from_coverage" in got["LP4412"].reasons
+    assert got["LP1947"].reg_date == "1931-02-02"  # the stray year character resolved inside 1912-1939
+    (stray,) = [u for u in res.unparsed if u.reason == "no_registration"]
+    assert "A STRAY" in stray.raw and "year_outside_volume_coverage" in stray.detail

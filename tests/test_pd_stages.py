@@ -13,7 +13,8 @@ import pytest
 from cinesub.settings import load_settings
 from cinesub.stage import StageContext
 from flows.hollywood import gemini_plan
-from flows.stages.pd_cce import repair_orig_reg, split_registration_entries
+from extractors.cce.normalize import normalize_reg_id
+from extractors.cce.parse import split_registration_entries
 from flows.stages.pd_collection import ia_query, link_registration, pick_ia_item
 from flows.stages.pd_common import PDStage, execute_pd, hollywood_config_hash, pd_connect, pd_state_db, replace_rows
 from flows.stages.pd_variety import crosscheck_rows, head_issue_date
@@ -50,12 +51,14 @@ def test_registration_entries_split_at_their_closing_number():
     assert (rec.title, rec.reg_id, rec.reg_date) == ("BROADWAY SERENADE OF 1934", "LP4412", "1934-01-10")
 
 
-def test_leading_digit_for_class_letter_is_repaired():
-    assert repair_orig_reg("1P4412") == ("LP4412", "orig_reg:ocr_class_letter_L_read_as_digit")
-    assert repair_orig_reg("|P4412.") == ("LP4412", "orig_reg:ocr_class_letter_L_read_as_digit")
-    assert repair_orig_reg("LP4412") == (None, None)  # readable numbers are not this repair's business
-    assert repair_orig_reg("1P44X2") == (None, None)
-    assert repair_orig_reg("") == (None, None)
+def test_leading_digit_for_class_letter_is_read_as_lp():
+    """The planted Serenade renewal prints its number as 1P4412: read as LP4412 with its reason."""
+    for raw in ("1P4412", "|P4412."):
+        reading = normalize_reg_id(raw)
+        assert reading.value == "LP4412"
+        assert "ocr_class_letter_L_read_as_digit" in reading.best.reasons
+    assert normalize_reg_id("LP4412").value == "LP4412"
+    assert normalize_reg_id("").value is None
 
 
 REGS = [("LP4520", D(1934, 1, 15), "GONE WITH THE TEMPEST"), ("LP4701", D(1934, 3, 23), "SING, SAILOR, SING"),

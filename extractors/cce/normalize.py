@@ -7,7 +7,10 @@ from 1978) and ``DMonYY`` dates (``7Feb23`` -> ``1923-02-07``), all read from OC
 Why: the registration <-> renewal match keys on number + date, and OCR damages both: the class
 letter is read as a digit (``118333`` = L18333), ``M`` becomes ``H`` or is lost (``HP1009``,
 ``P1005``), ``1``/``l``/``I``/``|`` and ``0``/``O`` swap, a 7th digit creeps in (``R957076``),
-``R`` is read as ``8``/``B``, months are damaged (``Ju169``, ``0ct69``, ``SDec77``, ``9DecT7``).
+``R`` is read as ``8``/``B``, months are damaged (``Ju169``, ``0ct69``, ``SDec77``, ``9DecT7``), the
+``L`` of a two-letter class is read as ``1``/``I``/``|`` (``1P4412`` = LP4412).
+Two-digit years are put in a century from the volume's context: the years its registrations
+cover (a cumulative volume: 1912-1939), its year, and a floor (no motion picture before 1890).
 A wrong silent guess could turn a renewed film into a "public domain" one, so number readings
 return **candidates with a confidence**, best first, and every change is recorded as a reason
 code (see :data:`REASONS`) for the audit trail. Nothing here reads files; all functions are pure.
@@ -40,6 +43,13 @@ CLASS_FAMILY: dict[str, str] = {"L": "LP", "LP": "LP", "M": "MP", "MP": "MP"}
 #: Confidence at or above which a single best candidate counts as read.
 CONFIDENT = 0.75
 
+#: No motion picture was registered before this year (the first film copyrights date from 1894,
+#: the CCE itself from 1891): a two-digit year of a film record never resolves before it.
+FILM_EARLIEST_YEAR = 1890
+#: Years a date may lie outside a volume's coverage and still be read (a film published in
+#: December 1939 registered in January 1940 is printed in the 1940-49 volume with its 1939 date).
+COVERAGE_SLACK_YEARS = 1
+
 REASONS: dict[str, str] = {
     "digits_rejoined": "spaces inside the number were removed (e.g. 'R45 2882')",
     "separators_removed": "hyphens/spaces of a CPRS-style number were removed",
@@ -47,6 +57,9 @@ REASONS: dict[str, str] = {
     "ocr_digit_confusion": "letters inside the digits were read as digits (O->0, l/I/|->1, S->5, B->8)",
     "ocr_class_letter_read_as_digit": "the class letter was read as a digit ('1' for L, '4' for M)",
     "ocr_class_letter_confusion": "the class letter was misread (H for M, I/| for L)",
+    "ocr_class_letter_L_read_as_digit": "the L of a two-letter class was read as 1, I or | (1P4412 -> LP4412)",
+    "ocr_class_letter_M_remnant": "the 1/I/| before a class letter taken as the remnant of an M (1P4412 -> "
+                                  "MP4412): a weak alternative to L, kept so that a volume's ranges can decide",
     "class_letter_missing": "no class letter; the expected class was supplied",
     "class_letter_lost": "one letter of a two-letter class was lost (P1005 -> MP1005)",
     "lowercase_class": "the class letter was lower case",
@@ -67,6 +80,10 @@ REASONS: dict[str, str] = {
     "ocr_year_extra_char": "the year had a stray extra character, removed",
     "two_digit_year_19xx": "two-digit year read as 19YY",
     "century_from_context": "century chosen from the volume/series year",
+    "century_from_coverage": "century chosen so that the year falls in the years the volume covers",
+    "century_from_floor": "the earliest century not before the floor year (no motion picture before 1890)",
+    "year_outside_volume_coverage": "no century puts the two-digit year inside the years the volume covers "
+                                    "(read when within a year of them, else not read)",
     "unreadable_date": "no DMonYY date could be read",
     "invalid_date": "the day does not exist in that month/year",
 }
@@ -74,6 +91,14 @@ REASONS: dict[str, str] = {
 _DIGIT_FIX = {"O": "0", "o": "0", "l": "1", "I": "1", "|": "1", "i": "1", "S": "5", "B": "8"}
 _PREFIX_FIX = {"I": "L", "|": "L", "H": "M", "N": "M"}
 _LEAD_DIGIT_CLASS = {"1": "L", "4": "M"}
+#: Glyphs an OCR engine prints for the L of ``LP``/``LU`` (``l`` is read as the letter itself).
+_L_GLYPHS = frozenset("1I|")
+#: Confidences of a misread first letter of a two-letter class: L for 1/I/| is the common OCR
+#: confusion (a strong signal: confident on its own); M for what is left of a broken M (a narrow
+#: stroke) is possible but rare, so it stays a candidate a volume's ranges can promote, never a
+#: confident reading alone; M read as 4 (``4P``) is less common than L read as 1: a candidate
+#: below :data:`CONFIDENT`.
+_LEAD_GLYPH_CONF = {"L": 0.8, "M_remnant": 0.3, "M": 0.5}
 
 
 @dataclass(frozen=True)
@@ -216,6 +241,27 @@ def _apply_ranges(cands: list[NumberCandidate], ranges: Mapping[str, tuple[int, 
     return out
 
 
+def _misread_first_letter(prefix_raw: str, digits: str, reasons: list[str], accept: set[str]
+                          ) -> list[NumberCandidate]:
+    """Candidates for a two-letter class whose first letter was read as a digit-like glyph:
+    ``1P``/``IP``/``|P`` (``U`` likewise) -> ``LP`` (strong) or ``MP`` (weak), ``4P`` -> ``MP``."""
+    if len(prefix_raw) != 2 or not prefix_raw[1].isalpha():
+        return []
+    glyph, second = prefix_raw[0], prefix_raw[1].upper()
+    out: list[NumberCandidate | None] = []
+    if glyph in _L_GLYPHS:
+        if "L" + second in accept:
+            out.append(_cand("L" + second, digits, _LEAD_GLYPH_CONF["L"],
+                             reasons + ["ocr_class_letter_L_read_as_digit"]))
+        if "M" + second in accept:
+            out.append(_cand("M" + second, digits, _LEAD_GLYPH_CONF["M_remnant"],
+                             reasons + ["ocr_class_letter_M_remnant"]))
+    elif glyph in _LEAD_DIGIT_CLASS and _LEAD_DIGIT_CLASS[glyph] + second in accept:
+        cls = _LEAD_DIGIT_CLASS[glyph] + second
+        out.append(_cand(cls, digits, _LEAD_GLYPH_CONF[cls[0]], reasons + ["ocr_class_letter_read_as_digit"]))
+    return [c for c in out if c]
+
+
 def normalize_reg_id(raw: str, *, classes: Iterable[str] | None = FILM_CLASSES,
                      ranges: Mapping[str, tuple[int, int]] | None = None) -> NumberReading:
     """Read an OCR'd registration number into ranked candidates.
@@ -224,6 +270,10 @@ def normalize_reg_id(raw: str, *, classes: Iterable[str] | None = FILM_CLASSES,
     known class. ``ranges``: per-class ``(lo, hi)`` number ranges of the series in this volume (see
     ``extractors.cce.parse.series_ranges``); they rank candidates and drive the extra-digit repair.
     The *order* of ``ranges`` (or of ``classes``) gives the class tried first for a bare number.
+    A two-letter class whose L was read as ``1``/``I``/``|`` (``1P4412``) reads as ``LP4412`` at 0.8
+    (``ocr_class_letter_L_read_as_digit``), with ``MP4412`` at 0.3 (``ocr_class_letter_M_remnant``)
+    beside it: confident alone, while a volume whose MP range holds the number (and LP's does not)
+    turns it into an unconfident reading for review.
     """
     expected = [c.upper() for c in (ranges.keys() if ranges else (classes or ()))]
     if not expected and classes:
@@ -234,7 +284,7 @@ def normalize_reg_id(raw: str, *, classes: Iterable[str] | None = FILM_CLASSES,
     if re.search(r"\d\s+\d", s):
         s = re.sub(r"(?<=\d)\s+(?=\d)", "", s)
         reasons.append("digits_rejoined")
-    m = re.fullmatch(r"([A-Za-z|]*)(-?)\s?(\d[0-9OolIi|SB]*)", s)
+    m = re.fullmatch(r"([A-Za-z|]*|[14][A-Za-z])(-?)\s?(\d[0-9OolIi|SB]*)", s)
     if not m:
         return NumberReading(raw, (), "unreadable_number")
     prefix_raw, hyphen, digits_raw = m.group(1), m.group(2), m.group(3)
@@ -250,7 +300,10 @@ def normalize_reg_id(raw: str, *, classes: Iterable[str] | None = FILM_CLASSES,
         reasons.append("lowercase_class")
     if prefix == "AI":
         prefix = "AI-"
-    if prefix:
+    misread = [] if prefix in accept else _misread_first_letter(prefix_raw, digits, reasons, accept)
+    if misread:
+        cands += misread
+    elif prefix:
         if prefix in accept:
             cands.append(_cand(prefix, digits, 1.0, reasons))  # type: ignore[arg-type]
         elif prefix in KNOWN_CLASSES and prefix not in _PREFIX_FIX and not (
@@ -404,13 +457,41 @@ def _month(token: str) -> tuple[int, str | None] | None:
     return None
 
 
-def _century(yy: int, context_year: int | None) -> tuple[int, str]:
+def resolve_two_digit_year(yy: int, *, context_year: int | None = None,
+                           coverage: tuple[int, int] | None = None,
+                           min_year: int | None = None) -> tuple[int | None, tuple[str, ...]]:
+    """The four-digit year of a printed two-digit year, with its reason codes.
+
+    ``coverage``: the ``(first, last)`` years the volume's registrations cover (a cumulative
+    volume: ``(1912, 1939)``); the year is put in the century that lands inside it, or within
+    :data:`COVERAGE_SLACK_YEARS` of it (flagged ``year_outside_volume_coverage``); a year that no
+    century brings near the coverage is not read (``None``), never pushed into another century.
+    Without a coverage, ``context_year`` (the volume year) puts it in the latest century not more
+    than 5 years after that year; without either, 19YY. ``min_year`` (motion pictures:
+    :data:`FILM_EARLIEST_YEAR`) excludes centuries that would put the year before it.
+    """
+    options = [c + yy for c in (1800, 1900, 2000) if min_year is None or c + yy >= min_year]
+
+    def why(y: int, default: str) -> str:
+        return "two_digit_year_19xx" if 1900 <= y < 2000 else default
+
+    if coverage is not None:
+        lo, hi = min(coverage), max(coverage)
+        inside = [y for y in options if lo <= y <= hi]
+        if inside:
+            if context_year is not None and len(inside) > 1:  # a coverage wider than a century
+                inside = [y for y in inside if y <= context_year + 5] or inside
+            return inside[-1], ("century_from_coverage",)
+        near = min(options, key=lambda y: max(lo - y, y - hi), default=None)
+        if near is not None and max(lo - near, near - hi) <= COVERAGE_SLACK_YEARS:
+            return near, ("century_from_coverage", "year_outside_volume_coverage")
+        return None, ("year_outside_volume_coverage",)
     if context_year is None:
-        return 1900 + yy, "two_digit_year_19xx"
-    for century in (2000, 1900, 1800):
-        if century + yy <= context_year + 5:
-            return century + yy, ("two_digit_year_19xx" if century == 1900 else "century_from_context")
-    return 1900 + yy, "two_digit_year_19xx"
+        return 1900 + yy, ("two_digit_year_19xx",)  # 19YY is never below a floor of 1890..1899
+    fits = [y for y in options if y <= context_year + 5]
+    if fits:
+        return fits[-1], (why(fits[-1], "century_from_context"),)
+    return options[0], (why(options[0], "century_from_context"), "century_from_floor")
 
 
 _COSTLY = {"ocr_month_stray_char": 3, "ocr_month_fuzzy": 3, "ocr_year_extra_char": 2}
@@ -420,12 +501,17 @@ def _date_cost(r: DateReading) -> int:
     return sum(_COSTLY.get(x, 1) for x in r.reasons)
 
 
-def parse_cce_date(raw: str, *, context_year: int | None = None) -> DateReading:
+def parse_cce_date(raw: str, *, context_year: int | None = None, coverage: tuple[int, int] | None = None,
+                   min_year: int | None = None) -> DateReading:
     """``'7Feb23'`` -> ``1923-02-07``; also OCR-damaged forms and ISO dates.
 
-    ``context_year``: the volume year (or the renewal year); a two-digit year is put in the latest
-    century not more than 5 years after ``context_year`` (default 19YY). A three-character year (``3l1``) keeps
-    the reading closest to ``context_year - 28`` when given, else drops a doubled character.
+    ``context_year``: the volume year (or the renewal year); ``coverage``: the years a (cumulative)
+    volume's registrations cover; ``min_year``: the earliest possible year (motion pictures:
+    :data:`FILM_EARLIEST_YEAR`). A two-digit year is resolved by :func:`resolve_two_digit_year`
+    (default 19YY); one no century puts inside the coverage gives no date
+    (``year_outside_volume_coverage``). A three-character year (``3l1``) keeps the reading inside
+    the coverage when given, else the one closest to ``context_year - 28`` (a renewal volume
+    renews 28-year-old works), else drops a doubled character.
     """
     s = (raw or "").strip().strip(".,;:-~°")
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
@@ -457,22 +543,36 @@ def parse_cce_date(raw: str, *, context_year: int | None = None) -> DateReading:
                 continue
             if y_fixed != year_raw:
                 reasons.append("ocr_year_repaired")
+            year: int | None
+            why: tuple[str, ...] = ()
             if len(y_fixed) == 4:
                 year = int(y_fixed)
             elif len(y_fixed) == 2:
-                year, why = _century(int(y_fixed), context_year)
-                reasons.append(why)
+                year, why = resolve_two_digit_year(int(y_fixed), context_year=context_year,
+                                                   coverage=coverage, min_year=min_year)
+                reasons += why
             elif len(y_fixed) == 3:
                 options = list(dict.fromkeys(y_fixed[:k] + y_fixed[k + 1:] for k in range(3)))
-                if context_year is not None:
+                dup = [k for k in range(2) if y_fixed[k] == y_fixed[k + 1]]
+                doubled = y_fixed[:dup[0]] + y_fixed[dup[0] + 1:] if dup else y_fixed[:2]
+                fitting = [o for o in options if coverage is not None and "year_outside_volume_coverage" not in
+                           resolve_two_digit_year(int(o), context_year=context_year, coverage=coverage,
+                                                  min_year=min_year)[1]]
+                if fitting:
+                    pick = doubled if doubled in fitting else fitting[0]
+                elif context_year is not None:
                     target = (context_year - 28) % 100
                     pick = min(options, key=lambda o: abs(int(o) - target))
                 else:
-                    dup = [k for k in range(2) if y_fixed[k] == y_fixed[k + 1]]
-                    pick = y_fixed[:dup[0]] + y_fixed[dup[0] + 1:] if dup else y_fixed[:2]
-                year, why = _century(int(pick), context_year)
-                reasons += ["ocr_year_extra_char", why]
+                    pick = doubled
+                year, why = resolve_two_digit_year(int(pick), context_year=context_year,
+                                                   coverage=coverage, min_year=min_year)
+                reasons += ["ocr_year_extra_char", *why]
             else:
+                continue
+            if year is None:
+                if best is None:
+                    best = DateReading(raw, None, tuple(why))
                 continue
             try:
                 iso = date(year, mon[0], int(day_s)).isoformat()
@@ -486,11 +586,12 @@ def parse_cce_date(raw: str, *, context_year: int | None = None) -> DateReading:
     return best or DateReading(raw, None, ("unreadable_date",))
 
 
-def find_dates(text: str, *, context_year: int | None = None) -> list[tuple[int, int, DateReading]]:
+def find_dates(text: str, *, context_year: int | None = None, coverage: tuple[int, int] | None = None,
+               min_year: int | None = None) -> list[tuple[int, int, DateReading]]:
     """All readable ``DMonYY`` dates in ``text``: ``(start, end, reading)`` in order."""
     out = []
     for m in _DATE_TOKEN.finditer(text):
-        r = parse_cce_date(m.group(0), context_year=context_year)
+        r = parse_cce_date(m.group(0), context_year=context_year, coverage=coverage, min_year=min_year)
         if r.iso:
             out.append((m.start(), m.end(), r))
     return out

@@ -19,6 +19,10 @@ What (SPEC B2, seed 003 §2.2 and Appendix C):
       THE BELLS OF ST. MARY'S. Rainbow Productions. 126 min., sd., b&w, 35 mm.
       © Rainbow Productions, inc.; 6Dec45; LP81.
 
+  split at each closing ``DATE; NUMBER.`` (:func:`split_registration_entries`), so a title that
+  ends in a year (``BROADWAY SERENADE OF 1934.``) stays whole. Two-digit years of a cumulative
+  volume are read inside the years it covers (:func:`volume_coverage`: ``1912-1939``).
+
 * **Archive-Watch records** (``{t, y, reg, r, c, vol}``, realdata) re-read with the same
   normalisation, the volume's own numbers giving each number its series range.
 * **CPRS / NYPL exports** (:func:`read_renewal_export`), see its docstring for the layout.
@@ -39,7 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from extractors.cce.normalize import (
-    FILM_CLASSES, NumberCandidate, NumberReading, normalize_basis, normalize_reg_id,
+    FILM_CLASSES, FILM_EARLIEST_YEAR, NumberCandidate, NumberReading, normalize_basis, normalize_reg_id,
     normalize_renewal_id, parse_cce_date, ranges_from,
 )
 
@@ -219,15 +223,31 @@ def _find_copyright(text: str) -> tuple[int, int, tuple[str, ...]] | None:
     return None
 
 
+def _film_floor(classes: Iterable[str] | None) -> int | None:
+    """:data:`FILM_EARLIEST_YEAR` when only motion-picture classes are expected, else no floor."""
+    if classes is None:
+        return None
+    wanted = {c.upper() for c in classes}
+    return FILM_EARLIEST_YEAR if wanted and wanted <= FILM_CLASSES else None
+
+
 def _registrations(part: str, *, volume_year: int | None, classes: Iterable[str] | None,
-                   ranges: Mapping[str, tuple[int, int]] | None
+                   ranges: Mapping[str, tuple[int, int]] | None, coverage: tuple[int, int] | None = None
                    ) -> tuple[list[tuple[Any, NumberReading]], list[str]]:
-    """(date reading, number reading) pairs of ``DATE, REG; DATE, REG`` / ``DATE; REG``."""
+    """(date reading, number reading) pairs of ``DATE, REG; DATE, REG`` / ``DATE; REG``. A date
+    whose year no century puts inside ``coverage`` is kept out as stray, with its reason."""
     pairs: list[tuple[Any, NumberReading]] = []
     stray: list[str] = []
     pending = None
+    floor = _film_floor(classes)
     for tok in [t.strip() for t in re.split(r"\s*[;,]\s*", part) if t.strip()]:
-        d = parse_cce_date(tok, context_year=volume_year)
+        d = parse_cce_date(tok, context_year=volume_year, coverage=coverage, min_year=floor)
+        if d.iso is None and "year_outside_volume_coverage" in d.reasons:
+            if pending is not None:
+                stray.append(pending.raw)
+            stray.append(f"{tok} (year_outside_volume_coverage)")
+            pending = None
+            continue
         if d.iso and pending is None:
             pending = d
             continue
@@ -268,14 +288,16 @@ _L1950 = re.compile(r"^(?P<regs>.*?)\.\s+(?P<rids>[R8B]\s?[\dOolI]{3,7}(?:\s*[-,
 
 def parse_renewal_entry(text: str, *, volume_year: int | None = None,
                         classes: Iterable[str] | None = None,
-                        ranges: Mapping[str, tuple[int, int]] | None = None
+                        ranges: Mapping[str, tuple[int, int]] | None = None,
+                        coverage: tuple[int, int] | None = None
                         ) -> list[RenewalRecord] | Unparsed:
     """Read one printed renewal entry (either layout) into one record per registration.
 
     ``classes``: registration classes expected (``None``: any known class, as in the mixed 1950
     list; ``FILM_CLASSES`` for the motion-picture volumes). ``volume_year`` dates two-digit years
-    and checks renewal numbers. A record whose number has no confident reading keeps ``None``
-    for that id, its candidates and an ``orig_reg:``/``renewal:`` reason code.
+    and checks renewal numbers; ``coverage`` (optional) bounds the *original* registration years.
+    A record whose number has no confident reading keeps ``None`` for that id, its candidates and
+    an ``orig_reg:``/``renewal:`` reason code.
     """
     raw = text
     s = re.sub(r"\s+", " ", text).strip()
@@ -300,15 +322,18 @@ def parse_renewal_entry(text: str, *, volume_year: int | None = None,
         layout = "1950"
     if m is None:
         regs_only = tail.split(".")[0]
-        pairs, _ = _registrations(regs_only, volume_year=volume_year, classes=classes, ranges=ranges)
+        pairs, _ = _registrations(regs_only, volume_year=volume_year, classes=classes, ranges=ranges,
+                                  coverage=coverage)
         partial = {"title": title, "registrations": [(d.iso, r.value or r.raw) for d, r in pairs]}
         if not re.search(r"[R8B]\s?\d[\d ]{3,8}", tail):
             return Unparsed(raw, "no_renewal_number", "entry without renewal part", partial)
         return Unparsed(raw, "layout_not_recognised", "neither the 1950 nor the 1954 layout fits", partial)
-    pairs, stray = _registrations(m.group("regs"), volume_year=volume_year, classes=classes, ranges=ranges)
+    pairs, stray = _registrations(m.group("regs"), volume_year=volume_year, classes=classes, ranges=ranges,
+                                  coverage=coverage)
     if not pairs:
-        return Unparsed(raw, "no_registration", f"registration part {m.group('regs')!r}", {"title": title})
-    rdate = parse_cce_date(m.group("rdate"), context_year=volume_year)
+        return Unparsed(raw, "no_registration", f"registration part {m.group('regs')!r}"
+                        + (f"; stray {stray}" if stray else ""), {"title": title})
+    rdate = parse_cce_date(m.group("rdate"), context_year=volume_year, min_year=_film_floor(classes))
     if rdate.iso is None:
         return Unparsed(raw, "renewal_date_unreadable", m.group("rdate"), {"title": title})
     rids, why = _renewal_ids(m.group("rids"))
@@ -366,12 +391,14 @@ def split_entries(text: str) -> list[str]:
 
 
 def parse_renewal_text(text: str, *, volume_year: int | None = None, classes: Iterable[str] | None = None,
-                       ranges: Mapping[str, tuple[int, int]] | None = None) -> ParseResult:
+                       ranges: Mapping[str, tuple[int, int]] | None = None,
+                       coverage: tuple[int, int] | None = None) -> ParseResult:
     """Every entry of an OCR'd renewal list: records, and an :class:`Unparsed` for each entry
     that could not be read (never silently skipped)."""
     result = ParseResult()
     for entry in split_entries(text):
-        got = parse_renewal_entry(entry, volume_year=volume_year, classes=classes, ranges=ranges)
+        got = parse_renewal_entry(entry, volume_year=volume_year, classes=classes, ranges=ranges,
+                                  coverage=coverage)
         if isinstance(got, Unparsed):
             result.unparsed.append(got)
         else:
@@ -384,10 +411,16 @@ def parse_renewal_text(text: str, *, volume_year: int | None = None, classes: It
 
 def parse_registration_entry(text: str, *, volume_year: int | None = None,
                              classes: Iterable[str] | None = FILM_CLASSES,
-                             ranges: Mapping[str, tuple[int, int]] | None = None
+                             ranges: Mapping[str, tuple[int, int]] | None = None,
+                             coverage: tuple[int, int] | None = None
                              ) -> list[RegistrationRecord] | Unparsed:
     """Read one registration entry: ``TITLE. credits. © Claimant; 6Dec45; LP81.`` (claimant
-    optional, several ``date; number`` pairs allowed, ``©`` OCR'd as ``@``/``6`` tolerated)."""
+    optional, several ``date; number`` pairs allowed, ``©`` OCR'd as ``@``/``6`` tolerated).
+
+    ``volume_year`` and ``coverage`` (the years a cumulative volume covers, see
+    :func:`volume_coverage`) put two-digit years in their century; with film classes no year
+    resolves before :data:`~extractors.cce.normalize.FILM_EARLIEST_YEAR`. A date outside the
+    coverage is not read: the entry then comes back ``no_registration`` saying so."""
     raw = text
     s = re.sub(r"\s+", " ", text).strip()
     mark = _find_copyright(s)
@@ -399,9 +432,11 @@ def parse_registration_entry(text: str, *, volume_year: int | None = None,
     claimant_parts: list[str] = []
     while toks and parse_cce_date(toks[0].split(",")[0], context_year=volume_year).iso is None:
         claimant_parts.append(toks.pop(0))
-    pairs, stray = _registrations("; ".join(toks), volume_year=volume_year, classes=classes, ranges=ranges)
+    pairs, stray = _registrations("; ".join(toks), volume_year=volume_year, classes=classes, ranges=ranges,
+                                  coverage=coverage)
     if not pairs:
-        return Unparsed(raw, "no_registration", f"after ©: {tail!r}", {"title": title})
+        return Unparsed(raw, "no_registration", f"after ©: {tail!r}" + (f"; stray {stray}" if stray else ""),
+                        {"title": title})
     out = []
     for d, reg in pairs:
         reasons = (list(mark[2]) + [f"title:{r}" for r in title_reasons] + [f"reg:{r}" for r in reg.reasons]
@@ -413,38 +448,103 @@ def parse_registration_entry(text: str, *, volume_year: int | None = None,
     return out
 
 
+#: The close of a registration entry: a ``DMonYY`` date, ``;`` (or ``,``), the registration
+#: number (OCR-tolerant: ``LP46O1``, ``l10910``, ``111485``, ``1P4412``, ``LP 4412``) and a full stop,
+#: or the end of a line when OCR lost the full stop.
+_REG_CLOSE = re.compile(
+    r"(?P<date>(?<![\w])[0-9OolIS|g]{1,2}\s?[A-Za-z0-9¢|]{3,4}\s?[0-9TlIO|/]{1,3})\s*[;,]\s*"
+    r"(?P<num>[A-Za-z|14]{0,3}-?\s?[0-9OolIiS|](?:[ ]?[0-9OolIiS|]){0,7})(?:\.(?=\s|$)|[ ]*(?=\n|$))")
+
+
+def split_registration_entries(text: str) -> list[str]:
+    """Registration entries of a page: paragraphs (blank-line separated) cut after each closing
+    ``DATE; NUMBER.`` (``; 10Jan34; LP4412.``), lines joined with spaces.
+
+    Only a date followed by a registration number closes an entry, so a title or credit that
+    ends in a number and a full stop (``BROADWAY SERENADE OF 1934.``, ``No. 1.``) does not; a
+    line ending in ``DATE; NUMBER`` without its full stop (lost to OCR) closes one too. Text
+    without a closing number (a page heading) comes back as its own piece.
+    """
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = re.sub(r"[ \t]*\n[ \t]*", "\n", block).strip()
+        if not lines:
+            continue
+        start = 0
+        for m in _REG_CLOSE.finditer(lines):
+            if parse_cce_date(m.group("date")).iso is None:
+                continue
+            piece = re.sub(r"\s+", " ", lines[start:m.end()]).strip()
+            if piece:
+                out.append(piece)
+            start = m.end()
+        rest = re.sub(r"\s+", " ", lines[start:]).strip()
+        if rest:
+            out.append(rest)
+    return out
+
+
 def parse_registration_text(text: str, *, volume_year: int | None = None,
                             classes: Iterable[str] | None = FILM_CLASSES,
-                            ranges: Mapping[str, tuple[int, int]] | None = None) -> ParseResult:
-    """Registration entries of a volume: one entry per paragraph, or per line ending in the
-    registration number (``; LP81.``)."""
+                            ranges: Mapping[str, tuple[int, int]] | None = None,
+                            coverage: tuple[int, int] | None = None) -> ParseResult:
+    """Registration entries of a volume page (split by :func:`split_registration_entries`):
+    records, and an :class:`Unparsed` with its reason for every piece that is not an entry.
+    ``coverage``: the years a cumulative volume covers (:func:`volume_coverage`)."""
     result = ParseResult()
-    for block in re.split(r"\n\s*\n", text):
-        joined = re.sub(r"\s*\n\s*", " ", block).strip()
-        if not joined:
-            continue
-        pieces = re.split(r"(?<=\d\.)\s+(?=[A-Z0-9\"'(])(?=[^©]*©)", joined)
-        for piece in pieces:
-            got = parse_registration_entry(piece, volume_year=volume_year, classes=classes, ranges=ranges)
-            if isinstance(got, Unparsed):
-                result.unparsed.append(got)
-            else:
-                result.records += got
+    for piece in split_registration_entries(text):
+        got = parse_registration_entry(piece, volume_year=volume_year, classes=classes, ranges=ranges,
+                                       coverage=coverage)
+        if isinstance(got, Unparsed):
+            result.unparsed.append(got)
+        else:
+            result.records += got
     return result
 
 
 # ---------------------------------------------------------------------------------------------
 # Archive-Watch records (realdata/cce)
 
-def volume_year(volume_id: str) -> int | None:
-    """Year of a CCE volume from its archive.org identifier: an explicit ``19xx``, else the third
-    series volume number (``catalogofcopyri341213libr``: series 3, vol. 4, parts 12-13 -> 1950;
-    third-series volume *n* covers 1946 + *n*)."""
+_YEAR_RANGE = (re.compile(r"(?<!\d)(1[89]\d\d)(1[89]\d\d)(?!\d)"),  # motionpict19121939...
+               re.compile(r"(?<!\d)(1[89]\d\d)\s*(?:-|\u2013|\u2014|to)\s*(1[89]\d\d|\d\d)(?!\d)", re.I))
+
+
+def volume_coverage(volume_id: str, title: str | None = None) -> tuple[int, int] | None:
+    """``(first, last)`` years of registrations a cumulative volume covers, from its identifier
+    (``motionpict19121939librrich``) or its title (``Motion Pictures 1912-1939``, ``1940 to
+    1949``); ``None`` for a single-year volume (``catalogofcopyri341213libr``; ``Parts 12-13``
+    is no year range)."""
+    for text in (volume_id or "", title or ""):
+        for pattern in _YEAR_RANGE:
+            for m in pattern.finditer(text):
+                lo, hi_s = int(m.group(1)), m.group(2)
+                hi = int(hi_s) if len(hi_s) == 4 else lo // 100 * 100 + int(hi_s)
+                if lo < hi <= lo + 50:
+                    return lo, hi
+    return None
+
+
+def volume_year(volume_id: str, title: str | None = None, date: str | None = None) -> int | None:
+    """Year of a CCE volume, the context two-digit years are read in: for a cumulative volume the
+    *last* year it covers (``motionpict19121939...`` -> 1939: its dates run up to it, so ``34``
+    reads 1934), else an explicit ``19xx`` in the identifier, else the third series volume number
+    (``catalogofcopyri341213libr``: series 3, vol. 4, parts 12-13 -> 1950; third-series volume *n*
+    covers 1946 + *n*), else a year in ``title``, else the item's metadata ``date`` (``1951``,
+    ``1951-06-01``: the publication year)."""
+    cov = volume_coverage(volume_id, title)
+    if cov:
+        return cov[1]
     m = re.search(r"(19[0-7]\d)", volume_id)
     if m:
         return int(m.group(1))
     m = re.search(r"3(\d{1,2})1213", volume_id)
-    return 1946 + int(m.group(1)) if m else None
+    if m:
+        return 1946 + int(m.group(1))
+    m = re.search(r"(?<!\d)(1[89]\d\d|19[0-7]\d)(?!\d)", title or "")
+    if m:
+        return int(m.group(1))
+    m = re.match(r"\s*(1[89]\d\d|20\d\d)", str(date or ""))
+    return int(m.group(1)) if m else None
 
 
 def _claim_from_fragment(c: str, year: int | None) -> tuple[str | None, str | None, list[str]]:

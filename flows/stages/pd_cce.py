@@ -4,10 +4,10 @@
   (``extractors.ia.CCE_QUERY``); each volume's ``_djvu.txt`` split into leaves (raw store), or,
   for a volume without a text layer, its PDF pages rendered by pdf2image (``image_only`` pages:
   kept and counted, but no OCR engine runs on them here). A leaf whose running head says RENEWAL
-  is a renewal page, every other leaf a registration page. Two-digit years are read against the
-  volume's own publication year (IA metadata ``date``; the identifier's year otherwise).
-* parse: registrations (``extractors.cce.parse.parse_registration_entry`` on entries split at
-  their closing registration number, see :func:`split_registration_entries`), renewals of both
+  is a renewal page, every other leaf a registration page. The volume's context year is
+  ``extractors.cce.parse.volume_year`` of its identifier, title and IA metadata ``date``.
+* parse: registrations (``extractors.cce.parse.parse_registration_text``, two-digit years read
+  inside the years a cumulative volume covers: ``volume_coverage``), renewals of both
   printed layouts (``parse_renewal_text``) and the CPRS export (``read_renewal_export``; sample:
   the world's ``cprs_export.tsv``; live: ``hollywood.cprs_export_path``). Every entry that cannot
   be read is kept in ``pd_unparsed`` with its reason code.
@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import asdict
 from datetime import date
@@ -31,55 +30,10 @@ import duckdb
 from cinesub.stage import StageContext
 from flows.stages.pd_common import PDStage, file_digest, ia_client, live_marker, raw_store, replace_rows, world_dir
 
-#: the end of a registration entry: "; LP4412." (OCR-tolerant digits)
-_REG_END = re.compile(r";\s*[A-Za-z|]{1,3}-?\s?[0-9OolIiS|]{1,7}\.(?=\s|$)")
-#: an original registration number whose class letter L was read as a digit/bar: "1P4412"
-_LEAD_L = re.compile(r"[1lI|]([A-Z]{1,2}\d{1,7})")
-
-
-def split_registration_entries(text: str) -> list[str]:
-    """Registration entries of a page: lines joined per paragraph, cut after each closing
-    ``; <number>.``. (``parse_registration_text`` also cuts after a title ending in a digit and a
-    full stop — "BROADWAY SERENADE OF 1934." — which loses such titles.)"""
-    out: list[str] = []
-    for block in re.split(r"\n\s*\n", text):
-        joined = re.sub(r"\s*\n\s*", " ", block).strip()
-        if not joined:
-            continue
-        start = 0
-        for m in _REG_END.finditer(joined):
-            out.append(joined[start:m.end()].strip())
-            start = m.end()
-        if joined[start:].strip():
-            out.append(joined[start:].strip())
-    return out
-
-
-def repair_orig_reg(raw: str) -> tuple[str | None, str | None]:
-    """A confident reading of an original registration number the normaliser could not read
-    because its class letter L was OCR'd as 1/l/I/| (``1P4412`` → ``LP4412``), with the reason."""
-    from extractors.cce.normalize import normalize_reg_id
-
-    m = _LEAD_L.fullmatch((raw or "").strip(" .,;:"))
-    if not m:
-        return None, None
-    reading = normalize_reg_id("L" + m.group(1), classes=None)
-    return (reading.value, "orig_reg:ocr_class_letter_L_read_as_digit") if reading.value else (None, None)
-
-
-def _context_year(meta: dict[str, Any], ident: str) -> int | None:
-    from extractors.cce.parse import volume_year
-
-    for k in ("date", "year"):
-        m = re.match(r"(1[89]\d\d|20\d\d)", str(meta.get(k) or ""))
-        if m:
-            return int(m.group(1))
-    return volume_year(ident)
-
 
 class CCEDiscoverStage(PDStage):
     name = "cce-discover"
-    version = "1"
+    version = "2"  # 2: library century inference / entry splitting / 1P->LP reading
     reads = ()
     writes = ("pd_cce_items", "pd_cce_pages")
 
@@ -87,6 +41,7 @@ class CCEDiscoverStage(PDStage):
         return live_marker(ctx)
 
     def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        from extractors.cce.parse import volume_year
         from extractors.ia import CCE_QUERY
         from extractors.providers.errors import ProviderError
 
@@ -98,7 +53,8 @@ class CCEDiscoverStage(PDStage):
             row: dict[str, Any] = {"item_id": ident, "reason": None}
             try:
                 meta = client.metadata(ident)
-                row.update(title=meta.get("title"), context_year=_context_year(meta, ident))
+                row.update(title=meta.get("title"), context_year=volume_year(
+                    ident, meta.get("title"), str(meta.get("date") or meta.get("year") or "")))
                 names = [f["name"] for f in client.list_files(ident)]
                 djvu = next((n for n in names if n.endswith("_djvu.txt")), None)
                 if djvu is not None:
@@ -136,7 +92,7 @@ def cprs_path(ctx: StageContext) -> Path | None:
 
 class CCEParseStage(PDStage):
     name = "cce-parse"
-    version = "1"
+    version = "2"  # 2: library century inference / entry splitting / 1P->LP reading
     reads = ("pd_cce_items", "pd_cce_pages")
     writes = ("pd_registrations", "pd_renewals", "pd_unparsed")
 
@@ -145,7 +101,9 @@ class CCEParseStage(PDStage):
 
     def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from extractors.cce.normalize import normalize_reg_id
-        from extractors.cce.parse import Unparsed, parse_registration_entry, parse_renewal_text, read_renewal_export
+        from extractors.cce.parse import (
+            parse_registration_text, parse_renewal_text, read_renewal_export, volume_coverage,
+        )
 
         store = raw_store(ctx)
         regs: list[dict[str, Any]] = []
@@ -157,21 +115,16 @@ class CCEParseStage(PDStage):
                              "raw": (u.raw or "")[:500], "detail": (u.detail or "")[:300]})
 
         def renewal_row(source: str, item: str | None, page: int | None, x: Any) -> dict[str, Any]:
-            reasons = list(x.reasons)
             orig = x.orig_reg_id
-            if orig is None:
-                orig, why = repair_orig_reg(x.orig_reg_raw)
-                if why:
-                    reasons.append(why)
             return {"source": source, "item_id": item, "page": page, "title": x.title,
                     "orig_reg_id": orig or x.orig_reg_raw, "orig_date": x.orig_date,
                     "renewal_id": x.renewal_id or x.renewal_raw, "renewal_date": x.renewal_date,
                     "claimant": x.claimant, "basis": x.basis, "layout": x.layout, "orig_reg_raw": x.orig_reg_raw,
                     "renewal_raw": x.renewal_raw, "confident": orig is not None and x.renewal_id is not None,
-                    "reasons": ";".join(dict.fromkeys(reasons))}
+                    "reasons": ";".join(x.reasons)}
 
-        for item, page, kind, sha, year in con.execute(
-                """SELECT p.item_id, p.page, p.kind, p.ocr_sha256, i.context_year
+        for item, page, kind, sha, year, vol_title in con.execute(
+                """SELECT p.item_id, p.page, p.kind, p.ocr_sha256, i.context_year, i.title
                    FROM pd_cce_pages p JOIN pd_cce_items i USING (item_id) ORDER BY p.item_id, p.page""").fetchall():
             source = f"cce:{item}"
             if kind == "image_only":
@@ -187,22 +140,20 @@ class CCEParseStage(PDStage):
                 for u in res.unparsed:
                     lost(source, item, page, "renewal", u)
                 continue
-            for entry in split_registration_entries(text):
-                got = parse_registration_entry(entry, volume_year=year)
-                if isinstance(got, Unparsed):
-                    lost(source, item, page, "registration", got)
-                    continue
-                for x in got:
-                    reg_id, confident, reasons = x.reg_id, x.reg_id is not None, list(x.reasons)
-                    if reg_id is None:  # another class than the film classes (1978 on: PA)
-                        reading = normalize_reg_id(x.reg_raw, classes=None)
-                        reg_id = reading.value
-                        confident = reg_id is not None
-                        reasons.append("reg:read_without_class_filter" if confident else "reg:uncertain")
-                    regs.append({"source": source, "item_id": item, "page": page, "title": x.title,
-                                 "reg_id": reg_id or x.reg_raw, "reg_date": x.reg_date, "claimant": x.claimant,
-                                 "reg_raw": x.reg_raw, "confident": confident,
-                                 "reasons": ";".join(dict.fromkeys(reasons))})
+            res = parse_registration_text(text, volume_year=year, coverage=volume_coverage(item, vol_title))
+            for u in res.unparsed:
+                lost(source, item, page, "registration", u)
+            for x in res.records:
+                reg_id, confident, reasons = x.reg_id, x.reg_id is not None, list(x.reasons)
+                if reg_id is None:  # another class than the film classes (1978 on: PA)
+                    reading = normalize_reg_id(x.reg_raw, classes=None)
+                    reg_id = reading.value
+                    confident = reg_id is not None
+                    reasons.append("reg:read_without_class_filter" if confident else "reg:uncertain")
+                regs.append({"source": source, "item_id": item, "page": page, "title": x.title,
+                             "reg_id": reg_id or x.reg_raw, "reg_date": x.reg_date, "claimant": x.claimant,
+                             "reg_raw": x.reg_raw, "confident": confident,
+                             "reasons": ";".join(dict.fromkeys(reasons))})
         export = cprs_path(ctx)
         if export is not None and export.is_file():
             res = read_renewal_export(export, film_only=True)
