@@ -183,6 +183,38 @@ def status_cmd(
 # --------------------------------------------------------------------------------------------
 # registration
 # --------------------------------------------------------------------------------------------
+def pd_review_queues(home: Path) -> dict[str, Any] | None:
+    """The alias and copyright-match review queues and the curated decisions of the Hollywood
+    state DB under ``home`` (None when there is none). `cinesub review list` shows them beside
+    the track and entity-link queues, so curators have one place to look."""
+    import duckdb
+
+    from cinesub.settings import load_settings
+    from flows.stages.pd_common import pd_state_db
+
+    db = pd_state_db(load_settings(None, home))
+    if not db.is_file():
+        return None
+    with duckdb.connect(str(db), read_only=True) as con:
+        def rows(sql: str) -> list[dict[str, Any]]:
+            cur = con.execute(sql)
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+        res = {
+            "aliases": rows("""SELECT year, alias, n, imdb AS suggested_imdb, title, score, reason, runner_up
+                               FROM pd_aliases WHERE decision = 'review' ORDER BY year, n DESC, alias"""),
+            "matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, title, renewal_id AS suggested_renewal,
+                                      n_candidates, candidates, reasons
+                               FROM pd_matches WHERE decision = 'matched_fuzzy_review' ORDER BY reg_date, reg_id"""),
+            "curated_aliases": rows("""SELECT year, alias, imdb, decided_by FROM pd_alias_decisions ORDER BY 1, 2"""),
+            "curated_matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, renewal_id, decision,
+                                              decided_by FROM pd_match_decisions ORDER BY 1, 2"""),
+        }
+    res["counts"] = {k: len(v) for k, v in res.items()}
+    return res
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``hollywood`` group and the ``copyright status`` command to the main CLI."""
     from cinesub.cli_copyright import copyright_app
@@ -234,31 +266,9 @@ def register(app: typer.Typer) -> None:
     def review_list(home: Optional[Path] = typer.Option(None, "--home"),
                     as_json: bool = typer.Option(False, "--json")) -> None:
         """The alias and copyright-match review queues, and the curated decisions."""
-        import duckdb
-
-        from cinesub.settings import load_settings
-        from flows.stages.pd_common import pd_state_db
-
-        db = pd_state_db(load_settings(None, _home(home)))
-        if not db.is_file():
-            _fail(f"no Hollywood state DB at {db}: run `cinesub hollywood build` first")
-        with duckdb.connect(str(db), read_only=True) as con:
-            def rows(sql: str) -> list[dict[str, Any]]:
-                cur = con.execute(sql)
-                cols = [d[0] for d in cur.description]
-                return [dict(zip(cols, r)) for r in cur.fetchall()]
-
-            res = {
-                "aliases": rows("""SELECT year, alias, n, imdb AS suggested_imdb, title, score, reason, runner_up
-                                   FROM pd_aliases WHERE decision = 'review' ORDER BY year, n DESC, alias"""),
-                "matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, title, renewal_id AS suggested_renewal,
-                                          n_candidates, candidates, reasons
-                                   FROM pd_matches WHERE decision = 'matched_fuzzy_review' ORDER BY reg_date, reg_id"""),
-                "curated_aliases": rows("""SELECT year, alias, imdb, decided_by FROM pd_alias_decisions ORDER BY 1, 2"""),
-                "curated_matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, renewal_id, decision,
-                                                  decided_by FROM pd_match_decisions ORDER BY 1, 2"""),
-            }
-        res["counts"] = {k: len(v) for k, v in res.items()}
+        res = pd_review_queues(_home(home))
+        if res is None:
+            _fail(f"no Hollywood state DB under {_home(home)}: run `cinesub hollywood build` first")
         if as_json:
             print(json.dumps(res, ensure_ascii=False, default=str))
             return

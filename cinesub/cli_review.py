@@ -169,8 +169,15 @@ def review_list(
         known_layers = [r[0] for r in con.execute("SELECT DISTINCT layer FROM flags ORDER BY 1").fetchall()]
     if layer and layer not in known_layers:
         err.print(f"note: no flag on layer {layer!r} in the state (layers: {', '.join(known_layers) or 'none'})")
+    from cinesub.cli_hollywood import pd_review_queues
+
+    pd = pd_review_queues(_home(home))  # the Hollywood collection's queues, when it was built here
     if as_json:
-        _print_json({"tracks": tracks, "link_reviews": links})
+        out_json = {"tracks": tracks, "link_reviews": links}
+        if pd is not None:
+            out_json["variety_aliases"] = pd["aliases"]
+            out_json["copyright_matches"] = pd["matches"]
+        _print_json(out_json)
         return
     out = _out()
     t = Table(title=f"review queue: {len(tracks)} track(s)" + (f", layer {layer}" if layer else "")
@@ -195,6 +202,10 @@ def review_list(
         lt.add_row(r["kim_id"], f"{r['title'] or ''} ({r['year'] or '?'})", r["kim_imdb_id"] or "-",
                    r["csm_imdb_id"] or "-", r["reason"], r["decision"])
     out.print(lt)
+    if pd is not None:
+        out.print(f"Hollywood collection queues: {pd['counts']['aliases']} Variety alias(es), "
+                  f"{pd['counts']['matches']} copyright match(es) to review "
+                  "(`cinesub hollywood review list`, `decide-alias`, `decide-match`)")
 
 
 def track_details(con: duckdb.DuckDBPyConnection, track_id: str) -> dict[str, Any]:

@@ -59,6 +59,10 @@ def built(tmp_path_factory):
     status_2026 = _json(home, "copyright", "status", "--as-of", "2026-01-01", "--json")
     status_2025 = _json(home, "copyright", "status", "--as-of", "2025-12-31", "--json")
     queue_before = _json(home, "hollywood", "review", "list", "--json")
+    from cinesub.state import init_state
+
+    init_state(home / "state.duckdb")  # an (empty) subtitle state: `cinesub review list` shows every queue
+    shared_queue = _json(home, "review", "list", "--json")
     _cli(home, "hollywood", "review", "decide-alias", "1934", "Lady of Harbor", "tt9100003", "--by", "tester")
     _cli(home, "hollywood", "review", "decide-match", "LP4689", "1934-03-16", "--not-renewed", "--by", "tester")
     third = _json(home, "hollywood", "build", "--sample", "--json")
@@ -67,7 +71,7 @@ def built(tmp_path_factory):
     return {
         "home": home, "first": first, "second": second, "third": third,
         "status_2026": status_2026, "status_2025": status_2025,
-        "queue_before": queue_before, "queue_after": queue_after,
+        "queue_before": queue_before, "queue_after": queue_after, "shared_queue": shared_queue,
         "variety": json.loads((world / "variety" / "manifest.json").read_text()),
         "cce": json.loads((world / "cce" / "manifest.json").read_text()),
     }
@@ -235,6 +239,13 @@ def test_curated_decisions_change_the_next_release(built):
     keys = sorted(r["key"] for r in _table(new, "collection"))
     assert keys == sorted(built["cce"]["collection"]["included"] + ["tt9100007"])
     assert third["collection"]["size"] == 5
+
+
+def test_pd_queues_are_listed_with_the_other_curator_queues(built):
+    shared, own = built["shared_queue"], built["queue_before"]
+    assert shared["tracks"] == [] and shared["link_reviews"] == []
+    assert shared["variety_aliases"] == own["aliases"] and shared["copyright_matches"] == own["matches"]
+    assert len(shared["variety_aliases"]) == 1 and len(shared["copyright_matches"]) == 1
 
 
 def test_no_secret_in_any_file_under_cinesub_home(built):

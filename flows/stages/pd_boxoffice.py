@@ -136,11 +136,11 @@ class VarietyAggregateStage(PDStage):
         from warehouse.boxoffice import aggregate, exclusion_counts
 
         primary = ctx.extra.get("primary_extractor") or "ocr-rules"
-        tuples = con.sql(
+        # execute() (not sql()): it also closes any result an earlier statement left open
+        tuples = con.execute(
             """SELECT issue_date, item_id, page, extractor, model, theater, city, movie, week, gross, confidence
-               FROM pd_tuples WHERE extractor = $primary ORDER BY item_id, page, seq""",
-            params={"primary": primary}).to_arrow_table()
-        aliases = con.sql("SELECT year, alias, imdb, decision FROM pd_aliases ORDER BY year, alias").to_arrow_table()
+               FROM pd_tuples WHERE extractor = ? ORDER BY item_id, page, seq""", [primary]).to_arrow_table()
+        aliases = con.execute("SELECT year, alias, imdb, decision FROM pd_aliases ORDER BY year, alias").to_arrow_table()
         res = aggregate(con, tuples, citymap_table(ctx.settings.hollywood.citymap_path), aliases,
                         top_n=ctx.settings.hollywood.top_n)
         for name, table in (("weekly", "pd_weekly"), ("yearly", "pd_yearly"), ("top100", "pd_top100"),
