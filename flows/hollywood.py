@@ -12,12 +12,13 @@ whose inputs (tables it reads, Hollywood settings, outside inputs) are unchanged
 second sample build reuses every stage and publishes nothing new.
 
 Sample mode generates the Variety and CCE worlds under
-``CINESUB_HOME/sample-world/pd-seed<N>/{variety,cce}`` (deterministic; reused when present) and
-serves them for the duration of the flow on loopback: ``fixtures.ia_server.IAFixture`` (the
-Internet Archive endpoints the ``internetarchive`` package speaks) and
-``fixtures.gemini_pages_server.GeminiPagesFixture`` (the Gemini REST API ``google-genai`` speaks,
-answering from gold with planted errors) — so the real clients run. Tasks get endpoints, never
-credentials (Prefect records task parameters).
+``CINESUB_HOME/sample-world/pd-seed<N>/{variety,cce}`` (deterministic; reused when present and
+written by the same generator versions) and serves them for the duration of the flow on
+loopback: ``fixtures.ia_server.IAFixture`` (the Internet Archive endpoints the ``internetarchive``
+package speaks) and ``fixtures.gemini_pages_server.GeminiPagesFixture`` (the Gemini REST API
+``google-genai`` speaks, answering the Variety and CCE page images from gold with planted errors)
+— so the real clients run. Tasks get endpoints, never credentials (Prefect records task
+parameters).
 """
 
 from __future__ import annotations
@@ -58,21 +59,30 @@ STAGE_ORDER = ("variety-discover", "variety-filter", "variety-extract", "variety
 # sample world and services
 # --------------------------------------------------------------------------------------------
 def ensure_pd_worlds(settings: Settings, seed: int) -> tuple[dict[str, Path], bool]:
-    """Generate the Variety and CCE sample worlds once (deterministic); return (dirs, reused)."""
+    """Generate the Variety and CCE sample worlds once (deterministic); return (dirs, reused).
+    A world written by another generator version is written again."""
+    from cinesub.sample import cce, variety
     from cinesub.sample.cce import generate_cce_world
     from cinesub.sample.variety import generate_variety_world
 
     target = settings.home / "sample-world" / f"pd-seed{seed}"
     dirs = {"variety": target / "variety", "cce": target / "cce"}
-    if (target / WORLD_MARKER).exists():
-        return dirs, True
+    versions = {"cinesub.sample.variety": variety.GENERATOR_VERSION, "cinesub.sample.cce": cce.GENERATOR_VERSION}
+    marker = target / WORLD_MARKER
+    if marker.exists():
+        try:
+            same = json.loads(marker.read_text()).get("versions") == versions
+        except ValueError:
+            same = False
+        if same:
+            return dirs, True  # else an older generator wrote it: regenerate
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-pd-world-", dir=target.parent))
     try:
         generate_variety_world(tmp / "variety", seed)
         generate_cce_world(tmp / "cce", seed)
-        (tmp / WORLD_MARKER).write_text(json.dumps({"seed": seed, "generators": ["cinesub.sample.variety",
-                                                                                 "cinesub.sample.cce"]}) + "\n")
+        (tmp / WORLD_MARKER).write_text(json.dumps({"seed": seed, "generators": sorted(versions),
+                                                    "versions": versions}) + "\n")
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
@@ -88,7 +98,8 @@ def pd_sample_services(worlds: dict[str, Path]) -> Iterator[dict[str, Any]]:
     from fixtures.gemini_pages_server import GeminiPagesFixture
     from fixtures.ia_server import IAFixture
 
-    with IAFixture(worlds["variety"], worlds["cce"]) as ia, GeminiPagesFixture(worlds["variety"]) as gem:
+    with IAFixture(worlds["variety"], worlds["cce"]) as ia, \
+            GeminiPagesFixture(worlds["variety"], worlds["cce"]) as gem:
         yield {"kind": "fixtures", "ia_host": ia.host, "gemini_url": gem.base_url}
 
 
@@ -325,14 +336,18 @@ def build_summary(settings: Settings, run_id: str, stages: dict[str, Any], prima
             "SELECT key, title, year, rank, status, ia_item FROM pd_collection ORDER BY year, rank").fetchall()]
         counts = dict(zip(
             ("pages", "kept_pages", "tuples_primary", "top", "registrations", "renewals", "alias_review",
-             "match_review", "unparsed_cce"),
+             "match_review", "unparsed_cce", "cce_gemini_records", "cce_crosscheck_pages", "cce_crosscheck_disagree"),
             con.execute(
                 """SELECT (SELECT count(*) FROM pd_pages), (SELECT count(*) FROM pd_page_filter WHERE keep),
                           (SELECT count(*) FROM pd_tuples WHERE extractor = ?), (SELECT count(*) FROM pd_top100),
                           (SELECT count(*) FROM pd_registrations), (SELECT count(*) FROM pd_renewals),
                           (SELECT count(*) FROM pd_aliases WHERE decision = 'review'),
                           (SELECT count(*) FROM pd_matches WHERE decision = 'matched_fuzzy_review'),
-                          (SELECT count(*) FROM pd_unparsed)""", [primary]).fetchone()))
+                          (SELECT count(*) FROM pd_unparsed),
+                          (SELECT count(*) FROM pd_registrations WHERE extractor = 'gemini')
+                            + (SELECT count(*) FROM pd_renewals WHERE extractor = 'gemini'),
+                          (SELECT count(*) FROM pd_cce_crosscheck),
+                          (SELECT count(*) FROM pd_cce_crosscheck WHERE NOT agree)""", [primary]).fetchone()))
         evaluation = evaluation_summary(con)
     reused = [n for n in STAGE_ORDER if stages.get(n, {}).get("reused")]
     return {
@@ -378,6 +393,9 @@ def format_summary(s: dict[str, Any]) -> str:
     c = s["counts"]
     lines.append(f"pages {c['pages']} (kept {c['kept_pages']}), primary tuples {c['tuples_primary']}, ranked "
                  f"{c['top']}, registrations {c['registrations']}, renewals {c['renewals']}")
+    lines.append(f"CCE: {c['cce_gemini_records']} records read by Gemini from pages without a text layer; "
+                 f"OCR parser vs Gemini on {c['cce_crosscheck_pages']} text pages: "
+                 f"{c['cce_crosscheck_disagree']} disagree")
     lines.append(f"review queues: aliases {c['alias_review']}, copyright matches {c['match_review']}; "
                  f"unparsed CCE entries {c['unparsed_cce']}")
     lines.append("stages reused: " + (", ".join(s["reused_stages"]) or "none"))

@@ -198,8 +198,8 @@ CREATE TABLE IF NOT EXISTS pd_cce_pages (
     item_id       VARCHAR NOT NULL,
     page          INTEGER NOT NULL,
     kind          VARCHAR NOT NULL,          -- registrations | renewals | image_only
-    ocr_sha256    VARCHAR,
-    image_sha256  VARCHAR,
+    ocr_sha256    VARCHAR,                   -- the leaf's OCR text (raw store); NULL for image_only
+    image_sha256  VARCHAR,                   -- the page image (PNG, raw store) of every page, text layer or not
     PRIMARY KEY (item_id, page)
 );
 
@@ -213,7 +213,8 @@ CREATE TABLE IF NOT EXISTS pd_registrations (
     claimant    VARCHAR,
     reg_raw     VARCHAR,
     confident   BOOLEAN NOT NULL,
-    reasons     VARCHAR
+    reasons     VARCHAR,
+    extractor   VARCHAR                      -- ocr-rules (the OCR-text parser) | gemini (image_only pages)
 );
 
 CREATE TABLE IF NOT EXISTS pd_renewals (
@@ -231,7 +232,8 @@ CREATE TABLE IF NOT EXISTS pd_renewals (
     orig_reg_raw  VARCHAR,
     renewal_raw   VARCHAR,
     confident     BOOLEAN NOT NULL,
-    reasons       VARCHAR
+    reasons       VARCHAR,
+    extractor     VARCHAR                    -- ocr-rules | gemini (image_only pages) | export (CPRS)
 );
 
 -- Every CCE entry / export row that could not be read, with its reason code.
@@ -240,10 +242,34 @@ CREATE TABLE IF NOT EXISTS pd_unparsed (
     item_id  VARCHAR,
     page     INTEGER,
     kind     VARCHAR NOT NULL,               -- registration | renewal | export | page
-    reason   VARCHAR NOT NULL,
+    reason   VARCHAR NOT NULL,               -- the parser's code; gemini:<reason> for a page Gemini could not read
     raw      VARCHAR,
-    detail   VARCHAR
+    detail   VARCHAR,
+    extractor VARCHAR                        -- ocr-rules | gemini | export
 );
+
+-- Text pages read twice: the OCR-text parser (the source of record) against Gemini on the page
+-- image (extractors.cce.gemini_pages.page_agreement: records keyed kind|reg_id|reg_date, film
+-- classes only). One row per text page Gemini read; keys in ocr_only / gemini_only, renewal
+-- numbers that differ in renewal_differs.
+CREATE TABLE IF NOT EXISTS pd_cce_crosscheck (
+    item_id          VARCHAR NOT NULL,
+    page             INTEGER NOT NULL,
+    kind             VARCHAR NOT NULL,       -- registrations | renewals (the page's kind)
+    model            VARCHAR,
+    n_ocr            INTEGER NOT NULL,
+    n_gemini         INTEGER NOT NULL,
+    matched          INTEGER NOT NULL,
+    ocr_only         VARCHAR[],
+    gemini_only      VARCHAR[],
+    renewal_differs  VARCHAR[],
+    agree            BOOLEAN NOT NULL
+);
+
+-- Columns added after the first schema (state DBs written before them get them here).
+ALTER TABLE pd_registrations ADD COLUMN IF NOT EXISTS extractor VARCHAR;
+ALTER TABLE pd_renewals ADD COLUMN IF NOT EXISTS extractor VARCHAR;
+ALTER TABLE pd_unparsed ADD COLUMN IF NOT EXISTS extractor VARCHAR;
 
 -- Curated match decisions (validators.copyright_match.CuratorDecision).
 CREATE TABLE IF NOT EXISTS pd_match_decisions (

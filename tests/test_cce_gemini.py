@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cinesub.sample.cce import REGS, RENS, cce_date, generate_cce_world
+from cinesub.sample.cce import IMAGE_ONLY_VOLUME, REGS, RENS, cce_date, generate_cce_world
 from cinesub.sample.cce_examples import write_cce_gemini_examples
 from extractors.cce.gemini_pages import (
     EXAMPLES_DIR,
@@ -143,8 +143,16 @@ def test_to_records_agrees_with_the_ocr_parser_except_where_errors_were_planted(
         by_page[(r["item_id"], r["page"])].append(r)
     table = {}
     n_matched = 0
+    image_only = {}
     for ref in refs:
         k = (ref.item_id, ref.page)
+        if ref.item_id == IMAGE_ONLY_VOLUME:  # no text layer, so no OCR: Gemini alone, checked against gold below
+            meta = json.loads((world / "ia" / ref.item_id / "_item.json").read_text(encoding="utf-8"))
+            conv = to_records(by_page[k], volume_year=volume_year(ref.item_id, meta["title"], meta["date"]),
+                              coverage=volume_coverage(ref.item_id, meta["title"]))
+            assert conv.unparsed == []
+            image_only[k] = sorted(record_key(x) for x in conv.records)
+            continue
         ocr, opts = _ocr_records(world, *k)
         conv = to_records(by_page[k], **opts)
         assert conv.unparsed == []
@@ -169,7 +177,11 @@ def test_to_records_agrees_with_the_ocr_parser_except_where_errors_were_planted(
     assert disagree[MIDNIGHT]["renewal_differs"] == ["renewal|LP4388|1934-01-05: R285114 != R285144"]
     assert disagree[MIDNIGHT]["ocr_only"] == disagree[MIDNIGHT]["gemini_only"] == []
     printed_renewals = [n for n in RENS if n.volume != "cprs"]
-    assert n_matched == len(REGS) + len(printed_renewals) - 1 == 28  # one registration dropped
+    assert image_only == {(IMAGE_ONLY_VOLUME, 0): [],
+                          (IMAGE_ONLY_VOLUME, 1): [("registration", "LP26990", "1963-12-12"),
+                                                   ("registration", "LP28001", "1964-01-06")]}
+    # one registration dropped; the image-only volume's two are read by Gemini alone
+    assert n_matched + 2 == len(REGS) + len(printed_renewals) - 1 == 28
     # OCR-damaged prints normalise alike (LP46O1 -> LP4601, 220ct34 -> 1934-10-22; 1P4412 whichever way the
     # normaliser reads it, the same for both readers: the 1961 page disagrees on MIDNIGHT only)
     keys = {record_key(x) for recs in by_page.values() for x in to_records(recs).records}

@@ -1,9 +1,10 @@
 """End to end: `cinesub hollywood build --sample` (the real CLI, the real Prefect flow, the real
 internetarchive and google-genai clients against the loopback fixtures) into a fresh
 CINESUB_HOME, checked against the sample worlds' ground truth (cinesub/sample/variety.py,
-cinesub/sample/cce.py): the yearly ranking, the evaluation table, every planted copyright case,
-the collection and its evidence (`cinesub copyright status`), reuse on a second build, curated
-decisions changing the next release, and no secret in any file written."""
+cinesub/sample/cce.py): the yearly ranking, the evaluation table, every planted copyright case
+(the image-only CCE volume's through Gemini), the CCE cross-check of the OCR parser against
+Gemini, the collection and its evidence (`cinesub copyright status`), reuse on a second build,
+curated decisions changing the next release, and no secret in any file written."""
 
 from __future__ import annotations
 
@@ -160,6 +161,50 @@ def test_every_planted_cce_case_is_classified_as_planted(built):
     before = {(s["reg_id"], s["reg_date"]): s["status"] for s in built["status_2025"]["statuses"]}
     for c in cases:
         assert before[(c["reg_id"], c["reg_date"])] == c.get("status_as_of_2025_12_31", c["status"]), c["case"]
+
+
+def test_cce_crosscheck_in_the_release_shows_the_planted_gemini_errors(built):
+    """Text pages: the OCR parser (source of record) against Gemini on the page image. The fixture's
+    two planted errors disagree (MIDNIGHT EXPRESS renewal misread, NIGHT PATROL dropped); every
+    other text page agrees; the image-only volume has no OCR to compare."""
+    first = built["first"]
+    rel = first["release"]["path"]
+    cross = {(r["item_id"], r["page"]): r for r in _table(rel, "cce_crosscheck")}
+    text_pages = {(v["identifier"], p["page"]) for v in built["cce"]["volumes"] if v["text_layer"] for p in v["pages"]}
+    assert set(cross) == text_pages and len(cross) == 14
+    bad = {k: r for k, r in cross.items() if not r["agree"]}
+    assert set(bad) == {("catalogofcopyri1961motsynth", 1), ("motionpict19121939synth", 1)}
+    midnight, patrol = bad[("catalogofcopyri1961motsynth", 1)], bad[("motionpict19121939synth", 1)]
+    assert midnight["renewal_differs"] == ["renewal|LP4388|1934-01-05: R285114 != R285144"]
+    assert midnight["ocr_only"] == midnight["gemini_only"] == [] and midnight["matched"] == midnight["n_ocr"] == 4
+    assert patrol["ocr_only"] == ["registration|LP4580|1934-02-02"] and patrol["gemini_only"] == []
+    assert patrol["n_ocr"] == patrol["n_gemini"] + 1 == patrol["matched"] + 1
+    for r in cross.values():
+        if r["agree"]:
+            assert r["n_ocr"] == r["n_gemini"] == r["matched"] and not (r["ocr_only"] or r["gemini_only"])
+    assert first["counts"]["cce_crosscheck_pages"] == 14 and first["counts"]["cce_crosscheck_disagree"] == 2
+    stats = first["stages"]["cce-parse"]
+    assert (stats["gemini_pages"], stats["gemini_calls"], stats["gemini_errors"]) == (16, 16, {})
+    report = (built["home"] / "reports" / "hollywood.html").read_text()
+    assert "CCE cross-check: OCR parser vs Gemini (14 text pages, 2 disagree)" in report
+    assert "R285114 != R285144" in report and "registration|LP4580|1934-02-02" in report
+
+
+def test_image_only_volume_is_read_by_gemini_and_its_cases_classified(built):
+    rel, cce = built["first"]["release"]["path"], built["cce"]
+    (vol,) = [v["identifier"] for v in cce["volumes"] if not v["text_layer"]]
+    regs = _table(rel, "registrations")
+    from_vol = sorted((r["reg_id"], r["reg_date"].isoformat(), r["extractor"]) for r in regs if r["item_id"] == vol)
+    gold = json.loads((built["home"] / "sample-world" / "pd-seed1934" / "cce" / "gold" / vol / "0001.json").read_text())
+    assert from_vol == sorted((e["reg_id"], e["reg_date"], "gemini") for e in gold["entries"]) and len(from_vol) == 2
+    assert {r["extractor"] for r in regs if r["item_id"] != vol} == {"ocr-rules"}
+    assert {r["extractor"] for r in _table(rel, "renewals")} == {"ocr-rules", "export"}
+    assert not [u for u in _table(rel, "unparsed") if u["reason"] == "image_only_page" or u["reason"].startswith("gemini:")]
+    status = {(r["reg_id"], r["reg_date"].isoformat()): r["status"] for r in _table(rel, "status")}
+    planted = {(c["reg_id"], c["reg_date"]): c["status"] for c in cce["cases"]
+               if c["case"] in {e["case"] for e in gold["entries"]}}
+    assert planted == {("LP26990", "1963-12-12"): "likely_public_domain", ("LP28001", "1964-01-06"): "protected"}
+    assert {k: status[k] for k in planted} == planted
 
 
 def test_collection_equals_the_world_and_every_exclusion_has_its_reason(built):

@@ -61,3 +61,29 @@ def test_empty_state_renders_with_reasons():
     page = render_report({"summary": {}})
     assert "no film passes all three criteria" in page and "no gold pages: not evaluated" in page
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+
+
+def test_cce_crosscheck_section_lists_each_page_and_every_disagreement(tmp_path):
+    db = tmp_path / "state.duckdb"
+    with pd_connect(db) as con:
+        con.execute("""INSERT INTO pd_cce_crosscheck VALUES
+            ('vol1961', 1, 'renewals', 'm', 4, 4, 4, [], [], ['renewal|LP4388|1934-01-05: R285114 != R285144'], FALSE),
+            ('vol1939', 1, 'registrations', 'm', 16, 15, 15, ['registration|LP4580|1934-02-02'], [], [], FALSE),
+            ('vol1977', 1, 'registrations', 'm', 1, 1, 1, [], [], [], TRUE)""")
+        con.execute(f"""INSERT INTO pd_registrations (source, item_id, page, title, reg_id, confident, extractor)
+                        VALUES ('cce:a', 'a', 1, '{EVIL}', 'LP1', TRUE, 'gemini'),
+                               ('cce:b', 'b', 1, 'T', 'LP2', TRUE, 'ocr-rules'),
+                               ('cce:b', 'b', 1, 'U', 'LP3', TRUE, 'ocr-rules')""")
+        data = collect_report_data(con, {})
+    assert [(c["item_id"], c["agree"]) for c in data["cce_crosscheck"]] == [
+        ("vol1939", False), ("vol1961", False), ("vol1977", True)]
+    assert [(x["kind"], x["extractor"], x["n"]) for x in data["cce_extractors"]] == [
+        ("registration", "gemini", 1), ("registration", "ocr-rules", 2)]
+    page = render_report(data)
+    assert "CCE cross-check: OCR parser vs Gemini (3 text pages, 2 disagree)" in page
+    assert "<h4>Disagreements (2)</h4>" in page
+    section = page[page.index("<h4>Disagreements"):]
+    assert "registration|LP4580|1934-02-02" in section and "R285114 != R285144" in section
+    assert "vol1977" not in section  # an agreeing page is not a disagreement
+    none = render_report({"summary": {}, "cce_crosscheck": [], "cce_extractors": []})
+    assert "Gemini did not read any text page" in none and "none: every page agrees" in none

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cinesub.sample.cce import REGS, RENS, expected_collection, generate_cce_world
+from cinesub.sample.cce import IMAGE_ONLY_VOLUME, REGS, RENS, expected_collection, generate_cce_world
 from cinesub.sample.variety import FILMS, generate_variety_world, load_gold, money
 
 
@@ -144,11 +144,33 @@ def test_cce_pages_use_the_printed_layouts(cworld):
             pattern = {"registration": _REG, "1950": _REN_1950, "1954": _REN_1954}[g["layout"]]
             assert pattern.match(ln), ln
             seen[g["layout"]] += 1
-        djvu = (root / "ia" / g["item_id"] / f"{g['item_id']}_djvu.txt").read_text().split("\f")[g["page"]]
+        djvu_path = root / "ia" / g["item_id"] / f"{g['item_id']}_djvu.txt"
+        if g["item_id"] == IMAGE_ONLY_VOLUME:  # no text layer: the lines are in its page images only
+            assert not djvu_path.exists()
+            continue
+        djvu = djvu_path.read_text().split("\f")[g["page"]]
         assert all(ln in djvu for ln in lines)
     assert seen["registration"] == len(REGS) and seen["1950"] == 1 and seen["1954"] == len(RENS) - 2
     text = "\n".join(json.loads(p.read_text())["text"] for p in (root / "gold").glob("*/*.json"))
     assert "1P4412" in text and "220ct34" in text and "R2850141" in text and "LP46O1" in text and "@ 10Jan34" in text
+
+
+def test_one_cce_volume_is_image_only_with_planted_cases(cworld):
+    """The 1960-1969 cumulative volume has no text layer: a PDF of page images only, no _djvu.txt;
+    its two planted cases (the 1963/1964 boundary) can be read from the images alone."""
+    root, manifest = cworld
+    layers = {v["identifier"]: v["text_layer"] for v in manifest["volumes"]}
+    assert [i for i, has in layers.items() if not has] == [IMAGE_ONLY_VOLUME]
+    for ident, has in layers.items():
+        files = {p.name for p in (root / "ia" / ident).iterdir()}
+        assert f"{ident}.pdf" in files and (f"{ident}_djvu.txt" in files) == has, ident
+    pdf = (root / "ia" / IMAGE_ONLY_VOLUME / f"{IMAGE_ONLY_VOLUME}.pdf").read_bytes()
+    assert b"/Font" not in pdf and b"HARBOR" not in pdf  # images, no text objects
+    gold = json.loads((root / "gold" / IMAGE_ONLY_VOLUME / "0001.json").read_text())
+    by_case = {c["case"]: c for c in manifest["cases"]}
+    cases = [e["case"] for e in gold["entries"]]
+    assert sorted(cases) == ["boundary_1963_unrenewed", "boundary_1964_automatic"]
+    assert [by_case[c]["status"] for c in sorted(cases)] == ["likely_public_domain", "protected"]
 
 
 def test_cce_planted_cases_and_collection(cworld, vworld):

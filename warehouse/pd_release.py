@@ -34,8 +34,8 @@ NAME = "cinesub-hollywood"
 #: Parquet tables of a release, each the view ``rel_<name>`` of sql/pd_release_tables.sql
 TABLES: tuple[str, ...] = (
     "pages", "tuples", "extract_errors", "crosscheck", "weekly", "yearly", "top100", "excluded",
-    "unknown_cities", "aliases", "evaluation", "registrations", "renewals", "unparsed", "matches", "status",
-    "film_links", "film_ia", "collection", "collection_candidates", "collection_audit",
+    "unknown_cities", "aliases", "evaluation", "registrations", "renewals", "unparsed", "cce_crosscheck",
+    "matches", "status", "film_links", "film_ia", "collection", "collection_candidates", "collection_audit",
 )
 DB_NAME = "cinesub.duckdb"  # the name warehouse.load.open_release opens
 

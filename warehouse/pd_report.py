@@ -5,8 +5,9 @@ for curators: the collection with each film's evidence (rank, year, gross, copyr
 its rule and reasons, the renewal search and match, the Internet Archive item and sound), the
 audit of every ranked film against the three criteria, the yearly top-N per year, the evaluation
 of each extractor (means with 95% bootstrap intervals, per issue), the exclusion counts by reason,
-the page-filter, extraction and CCE parse failures by reason, and the curator review queues
-(aliases, copyright matches) with counts.
+the page-filter, extraction and CCE parse failures by reason, the CCE cross-check of the OCR
+parser against Gemini (per page, disagreements listed), and the curator review queues (aliases,
+copyright matches) with counts.
 
 :func:`collect_report_data` reads the Hollywood state DB; :func:`render_report` is pure (data →
 HTML); :func:`write_report` writes the file atomically.
@@ -79,6 +80,14 @@ def collect_report_data(con: duckdb.DuckDBPyConnection, summary: Mapping[str, An
                                            sum(n_secondary) AS n_secondary, sum(n_agree) AS n_agree
                                     FROM pd_crosscheck GROUP BY 1 ORDER BY 1"""),
         "unparsed": _rows(con, "SELECT kind, reason, count(*) AS n FROM pd_unparsed GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2"),
+        "cce_crosscheck": _rows(con, """SELECT item_id, page, kind, model, n_ocr, n_gemini, matched, ocr_only,
+                                               gemini_only, renewal_differs, agree
+                                        FROM pd_cce_crosscheck ORDER BY item_id, page"""),
+        "cce_extractors": _rows(con, """SELECT 'registration' AS kind, extractor, count(*) AS n FROM pd_registrations
+                                        GROUP BY 2
+                                        UNION ALL
+                                        SELECT 'renewal', extractor, count(*) FROM pd_renewals GROUP BY 2
+                                        ORDER BY 1, 2"""),
         "alias_queue": _rows(con, """SELECT year, alias, n, imdb, title, score, reason, runner_up FROM pd_aliases
                                      WHERE decision = 'review' ORDER BY year, n DESC, alias"""),
         "aliases": _rows(con, "SELECT decision, count(*) AS n FROM pd_aliases GROUP BY 1 ORDER BY 1"),
@@ -199,8 +208,33 @@ def render_report(data: Mapping[str, Any]) -> str:
                        for c in data.get("crosscheck", [])]))
     out.append("<h3>CCE entries not parsed</h3>")
     out.append(_table(["kind", "reason", "entries"], [[u["kind"], u["reason"], u["n"]] for u in data.get("unparsed", [])]))
+    out += render_cce_crosscheck(data.get("cce_crosscheck", []), data.get("cce_extractors", []))
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _keys(values: Sequence[str] | None) -> str | None:
+    return "; ".join(values) if values else None
+
+
+def render_cce_crosscheck(pages: Sequence[Mapping[str, Any]], extractors: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The CCE cross-check section (pure): who read the records of the release (OCR-text parser on
+    text pages, Gemini on pages without a text layer, the CPRS export), per text page the agreement
+    of the OCR parser with Gemini, and every disagreement with the keys each side alone read."""
+    bad = [c for c in pages if not c["agree"]]
+    out = [f"<h3>CCE cross-check: OCR parser vs Gemini ({len(pages)} text pages, {len(bad)} disagree)</h3>",
+           "<p>The OCR-text parser is the source of record for pages with a text layer; Gemini reads every "
+           "page image, and its records are the extraction for pages without one. Records are compared by "
+           "<code>kind|registration number|date</code> (film classes), renewals also by renewal number.</p>"]
+    out.append(_table(["kind", "extractor", "records"], [[x["kind"], x["extractor"], x["n"]] for x in extractors]))
+    out.append(_table(["volume", "page", "kind", "model", "OCR records", "Gemini records", "matched", "agree"],
+                      [[c["item_id"], c["page"], c["kind"], c["model"], c["n_ocr"], c["n_gemini"], c["matched"],
+                        c["agree"]] for c in pages], "Gemini did not read any text page"))
+    out.append(f"<h4>Disagreements ({len(bad)})</h4>")
+    out.append(_table(["volume", "page", "OCR only", "Gemini only", "renewal number differs"],
+                      [[c["item_id"], c["page"], _keys(c["ocr_only"]), _keys(c["gemini_only"]),
+                        _keys(c["renewal_differs"])] for c in bad], "none: every page agrees"))
+    return out
 
 
 def write_report(state_db: Path, out_path: Path, summary: Mapping[str, Any]) -> Path:

@@ -14,8 +14,9 @@ ground-truth manifest of every planted case's expected copyright status (SPEC B2
           _item.json                      the metadata dict (title "Catalog of Copyright Entries …
                                           Motion Pictures …", collection copyrightrecords)
           <identifier>_djvu.txt           OCR text, leaves separated by form feed ``\\f``, planted
-                                          OCR damage included
-          <identifier>.pdf                the page images as a PDF (for the pdf2image path)
+                                          OCR damage included; absent for the image-only volume
+          <identifier>.pdf                the page images as a PDF (pdf2image renders them; the
+                                          PDF itself has no text layer)
       gold/<identifier>/<leaf:04d>.json   per page: {item_id, page, kind, layout, text (clean),
                                           entries[{title, reg_id, reg_date, …}]}
 
@@ -27,6 +28,10 @@ Printed layouts (shapes copied from ``realdata/cce/raw_entry_examples.txt``):
   17Feb50, Claimant (PWH)`` (commas; non-film classes mixed in);
 * renewals, 1954 on: ``TITLE, a photoplay in seven reels by Company. © 18Apr30; LP1380. Claimant
   (PWH); 10Jan58; R210877.`` (semicolons).
+
+One volume has no text layer (:data:`IMAGE_ONLY_VOLUME`, the cumulative 1960–1969 registrations:
+no ``_djvu.txt``, manifest ``text_layer: false``), as many IA scans have none: its two cases (the
+1963/1964 boundary) can only be read from the page images, by the Gemini page extractor.
 
 Planted cases (``manifest["cases"]``, each with its expected ``status`` as of 2026-01-01 and the
 reason): published before 1931 (one of them renewed: still public domain; the 1930 film turns
@@ -59,7 +64,7 @@ from cinesub.sample.variety import (
     write_item,
 )
 
-GENERATOR_VERSION = "1.0"
+GENERATOR_VERSION = "1.1"  # 1.1: the 1960-1969 volume is image-only
 DEFAULT_SEED = 1934
 AS_OF = "2026-01-01"
 
@@ -214,6 +219,9 @@ REN_VOLUMES: tuple[dict[str, Any], ...] = (
      "title": "Catalog of Copyright Entries 1961 Third Series Vol 15 Parts 12-13 Motion Pictures"},
 )
 
+#: the registration volume printed without a text layer (PDF page images only, no ``_djvu.txt``)
+IMAGE_ONLY_VOLUME = "motionpict19601969synth"
+
 CPRS_HEADER = ("entry_id", "volume", "part", "number", "page", "auth", "titl", "oreg", "odat", "id", "dreg",
                "claimants", "new_matter", "see_also_ren", "see_also_reg", "note", "full_text")
 
@@ -244,8 +252,10 @@ def _pdf_bytes(images: list[Any]) -> bytes:
 
 
 def _volume_item(ia_dir: Path, gold_dir: Path, ident: str, title: str, date: str,
-                 pages: list[tuple[str, str, list[str], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """``pages``: (kind, layout, lines, entries). Leaf 0 is a title page."""
+                 pages: list[tuple[str, str, list[str], list[dict[str, Any]]]],
+                 text_layer: bool = True) -> list[dict[str, Any]]:
+    """``pages``: (kind, layout, lines, entries). Leaf 0 is a title page. Without ``text_layer``
+    the item has its PDF only (no ``_djvu.txt``)."""
     all_pages = [("title", "", [title.upper(), "", "LIBRARY OF CONGRESS", "COPYRIGHT OFFICE", "WASHINGTON"], [])] + pages
     texts, images, rows = [], [], []
     (gold_dir / ident).mkdir(parents=True, exist_ok=True)
@@ -263,7 +273,8 @@ def _volume_item(ia_dir: Path, gold_dir: Path, ident: str, title: str, date: str
     meta = {"identifier": ident, "mediatype": "texts", "collection": ["copyrightrecords", "americana"],
             "title": title, "creator": "Library of Congress. Copyright Office", "date": date, "year": date[:4],
             "language": "English", "page-count": str(len(all_pages))}
-    write_item(ia_dir, ident, meta, {f"{ident}_djvu.txt": djvu.encode("utf-8"), f"{ident}.pdf": _pdf_bytes(images)})
+    files = {f"{ident}_djvu.txt": djvu.encode("utf-8")} if text_layer else {}
+    write_item(ia_dir, ident, meta, {**files, f"{ident}.pdf": _pdf_bytes(images)})
     return rows
 
 
@@ -290,9 +301,11 @@ def generate_cce_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dict[st
             lines.append(registration_line(r, printed))
             entries.append({"case": r.case, "title": r.title, "reg_id": r.reg_id, "reg_date": r.reg_date,
                             "claimant": r.claimant, "printed_reg_id": printed})
+        text_layer = vol["identifier"] != IMAGE_ONLY_VOLUME
         rows = _volume_item(ia_dir, gold_dir, vol["identifier"], vol["title"], vol["date"],
-                            [("registrations", "registration", lines, entries)])
-        manifest["volumes"].append({"identifier": vol["identifier"], "kind": "registrations", "pages": rows})
+                            [("registrations", "registration", lines, entries)], text_layer=text_layer)
+        manifest["volumes"].append({"identifier": vol["identifier"], "kind": "registrations", "pages": rows,
+                                    "text_layer": text_layer})
     # renewal volumes
     for vol in REN_VOLUMES:
         rens = sorted((n for n in RENS if n.volume == vol["identifier"]), key=lambda n: n.title.upper())
@@ -313,7 +326,7 @@ def generate_cce_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dict[st
         rows = _volume_item(ia_dir, gold_dir, vol["identifier"], vol["title"], vol["date"],
                             [("renewals", vol["layout"], lines, entries)])
         manifest["volumes"].append({"identifier": vol["identifier"], "kind": "renewals", "layout": vol["layout"],
-                                    "pages": rows})
+                                    "pages": rows, "text_layer": True})
     # CPRS-like export: the post-1978 renewals plus unrelated rows
     cprs = ["\t".join(CPRS_HEADER)]
     cprs_rows = [("a1f0c2d4-0001", "Republic Pictures Corp.", "Valley of Shadows", "LP4701", "1954-09-14",

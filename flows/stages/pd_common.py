@@ -7,6 +7,9 @@
   :func:`execute_pd`, the same reuse rule as :func:`cinesub.stage.execute` against that DB: a
   stage whose last completed run had the same fingerprint is recorded as ``reused``.
 * The shared content-addressed raw store (``CINESUB_HOME/raw``), the IA client, table writes.
+* The Gemini page readers of the Variety and CCE stages: :func:`gemini_reader` builds one from the
+  settings (fixture or live endpoint), :func:`gemini_read` runs it (sequential or Batch API),
+  :func:`gemini_inputs` is their fingerprint material.
 
 Credentials never travel in ``ctx.extra`` (Prefect records task parameters): a task reads the
 Gemini key from the settings / environment, or from the fixture module in a sample build.
@@ -163,6 +166,54 @@ def ia_client(ctx: StageContext) -> Any:
         return IAClient.for_host(ep["ia_host"], raw_store(ctx),
                                  retry=RetryPolicy(attempts=4, base_delay_s=0.02, max_delay_s=0.2), timeout_s=10.0)
     return IAClient.for_host(ctx.settings.hollywood.ia_host, raw_store(ctx))
+
+
+#: a loopback fixture reads at most 1 MiB of a request body (fixtures/faults.py): inline batch
+#: jobs against it carry at most this many image bytes (base64 adds a third)
+FIXTURE_MAX_INLINE_BYTES = 500_000
+
+
+def gemini_inputs(ctx: StageContext) -> dict[str, Any]:
+    """Fingerprint material of a stage that reads page images with Gemini: the flow's Gemini plan
+    (available, model) and whether the fixture or the live API answers (no key)."""
+    return {"gemini": ctx.extra.get("gemini"), "gemini_endpoint": "fixture" if is_sample(ctx) else "live"}
+
+
+def gemini_reader(ctx: StageContext, reader_cls: Any, **options: Any) -> Any:
+    """A Gemini page reader of ``reader_cls`` (an :class:`extractors.gemini_pages.GeminiPageReader`
+    subclass: the Variety or the CCE extractor) configured from the Hollywood settings, or None
+    when the flow's plan says Gemini is unavailable (disabled, no key). Sample builds talk to the
+    loopback fixture with its key and fast retries; live builds use the resolved key and
+    ``curation.gemini_base_url``. Answers are cached per image under ``CINESUB_HOME/cache/gemini-pages``."""
+    from extractors.gemini_pages import resolve_api_key
+
+    info = ctx.extra.get("gemini") or {}
+    if not info.get("available"):
+        return None
+    hs = ctx.settings.hollywood
+    if is_sample(ctx):
+        from fixtures.gemini_server import DEFAULT_API_KEY
+
+        key, base_url = DEFAULT_API_KEY, endpoints(ctx)["gemini_url"]
+        fast: dict[str, Any] = {"retry_initial_delay_s": 0.01, "timeout_s": 20.0}
+    else:
+        key, base_url, fast = resolve_api_key(ctx.settings), ctx.settings.curation.gemini_base_url, {}
+    if not key:
+        return None
+    return reader_cls(key, model=hs.gemini_model, base_url=base_url, thinking_level=hs.gemini_thinking_level,
+                      media_resolution=hs.gemini_media_resolution,
+                      cache_dir=ctx.settings.home / "cache" / "gemini-pages", **{**fast, **options})
+
+
+def gemini_read(ctx: StageContext, reader: Any, pages: Sequence[Any]) -> Any:
+    """Read ``pages`` with ``reader``: one Batch API job series when ``hollywood.gemini_batch``
+    (jobs of at most :data:`FIXTURE_MAX_INLINE_BYTES` image bytes against the fixture), else
+    sequential calls on the reader's thread pool. Returns its ``ExtractionResult``."""
+    if ctx.settings.hollywood.gemini_batch:
+        if is_sample(ctx):
+            return reader.extract_pages_batch(pages, poll_interval_s=0.05, max_inline_bytes=FIXTURE_MAX_INLINE_BYTES)
+        return reader.extract_pages_batch(pages, poll_interval_s=30.0)
+    return reader.extract_pages(pages)
 
 
 def live_marker(ctx: StageContext) -> dict[str, Any]:

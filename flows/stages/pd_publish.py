@@ -14,8 +14,9 @@ from flows.stages.pd_common import PDStage, hollywood_config_hash, pd_releases_d
 #: every state table a release is built from (the fingerprint covers their contents)
 RELEASE_SOURCES = ("pd_pages", "pd_page_filter", "pd_tuples", "pd_extract_errors", "pd_crosscheck", "pd_weekly",
                    "pd_yearly", "pd_top100", "pd_excluded", "pd_unknown_cities", "pd_aliases", "pd_catalog_films",
-                   "pd_evaluation", "pd_registrations", "pd_renewals", "pd_unparsed", "pd_matches", "pd_status",
-                   "pd_film_links", "pd_film_ia", "pd_collection", "pd_collection_candidates", "pd_collection_audit")
+                   "pd_evaluation", "pd_registrations", "pd_renewals", "pd_unparsed", "pd_cce_crosscheck",
+                   "pd_matches", "pd_status", "pd_film_links", "pd_film_ia", "pd_collection",
+                   "pd_collection_candidates", "pd_collection_audit")
 
 
 class PublishStage(PDStage):

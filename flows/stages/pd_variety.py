@@ -26,10 +26,11 @@ import duckdb
 from cinesub.stage import StageContext
 from flows.stages.pd_common import (
     PDStage,
-    endpoints,
     file_digest,
+    gemini_inputs,
+    gemini_read,
+    gemini_reader,
     ia_client,
-    is_sample,
     live_marker,
     raw_store,
     replace_rows,
@@ -200,32 +201,14 @@ class VarietyExtractStage(PDStage):
     writes = ("pd_tuples", "pd_extract_errors", "pd_crosscheck")
 
     def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
-        return {"gemini": ctx.extra.get("gemini"), "primary": ctx.extra.get("primary_extractor"),
-                "citymap": file_digest(ctx.settings.hollywood.citymap_path),
-                "gemini_endpoint": "fixture" if is_sample(ctx) else "live"}
+        return {**gemini_inputs(ctx), "primary": ctx.extra.get("primary_extractor"),
+                "citymap": file_digest(ctx.settings.hollywood.citymap_path)}
 
     def _gemini(self, ctx: StageContext) -> Any:
         """The Gemini page extractor, or None (disabled / no key)."""
-        from extractors.variety.gemini_pages import GeminiPageExtractor, resolve_api_key
+        from extractors.variety.gemini_pages import GeminiPageExtractor
 
-        info = ctx.extra.get("gemini") or {}
-        if not info.get("available"):
-            return None
-        hs = ctx.settings.hollywood
-        ep = endpoints(ctx)
-        if is_sample(ctx):
-            from fixtures.gemini_server import DEFAULT_API_KEY
-
-            key, base_url = DEFAULT_API_KEY, ep["gemini_url"]
-            fast = {"retry_initial_delay_s": 0.01, "timeout_s": 20.0}
-        else:
-            key, base_url, fast = resolve_api_key(ctx.settings), ctx.settings.curation.gemini_base_url, {}
-        if not key:
-            return None
-        return GeminiPageExtractor(key, model=hs.gemini_model, base_url=base_url,
-                                   thinking_level=hs.gemini_thinking_level,
-                                   media_resolution=hs.gemini_media_resolution,
-                                   cache_dir=ctx.settings.home / "cache" / "gemini-pages", **fast)
+        return gemini_reader(ctx, GeminiPageExtractor)
 
     def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from extractors.variety.gemini_pages import PageRef
@@ -270,7 +253,7 @@ class VarietyExtractStage(PDStage):
                 iso = p["issue_date"].isoformat() if p["issue_date"] else ""
                 refs.append(PageRef(p["item_id"], iso, p["page"], store.get(p["image_sha256"])))
                 pmap[(p["item_id"], p["page"])] = p
-            res = gem.extract_pages_batch(refs, poll_interval_s=30.0) if hs.gemini_batch else gem.extract_pages(refs)
+            res = gemini_read(ctx, gem, refs)
             seqs: Counter[tuple[str, int]] = Counter()
             for r in res.rows:
                 k = (r["item_id"], r["page"])
