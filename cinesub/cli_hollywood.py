@@ -207,6 +207,11 @@ def pd_review_queues(home: Path) -> dict[str, Any] | None:
             "matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, title, renewal_id AS suggested_renewal,
                                       n_candidates, candidates, reasons
                                FROM pd_matches WHERE decision = 'matched_fuzzy_review' ORDER BY reg_date, reg_id"""),
+            # cities the city map does not know: their grosses are left out until a curator adds
+            # them to the map (hollywood.citymap_path)
+            "cities": rows("""SELECT city, n_tuples, n_last_week, CAST(first_issue AS VARCHAR) AS first_issue,
+                                     CAST(last_issue AS VARCHAR) AS last_issue
+                              FROM pd_unknown_cities ORDER BY n_tuples DESC, city"""),
             "curated_aliases": rows("""SELECT year, alias, imdb, decided_by FROM pd_alias_decisions ORDER BY 1, 2"""),
             "curated_matches": rows("""SELECT reg_id, CAST(reg_date AS VARCHAR) AS reg_date, renewal_id, decision,
                                               decided_by FROM pd_match_decisions ORDER BY 1, 2"""),
@@ -282,6 +287,9 @@ def register(app: typer.Typer) -> None:
         for m in res["matches"]:
             out.print(f"  match {m['reg_id']} {m['reg_date']} {m['title']!r}: suggested renewal "
                       f"{m['suggested_renewal']} ({m['reasons']})", highlight=False)
+        for c in res["cities"]:
+            out.print(f"  unknown city {c['city']!r}: {c['n_tuples']} tuples ({c['n_last_week']} last week) left out; "
+                      "add it to the city map (hollywood.citymap_path) to count them", highlight=False)
 
     @review_app.command("decide-alias")
     def decide_alias(

@@ -177,6 +177,7 @@ def review_list(
         if pd is not None:
             out_json["variety_aliases"] = pd["aliases"]
             out_json["copyright_matches"] = pd["matches"]
+            out_json["unknown_cities"] = pd["cities"]
         _print_json(out_json)
         return
     out = _out()
@@ -204,7 +205,7 @@ def review_list(
     out.print(lt)
     if pd is not None:
         out.print(f"Hollywood collection queues: {pd['counts']['aliases']} Variety alias(es), "
-                  f"{pd['counts']['matches']} copyright match(es) to review "
+                  f"{pd['counts']['matches']} copyright match(es), {pd['counts']['cities']} unknown city(ies) to review "
                   "(`cinesub hollywood review list`, `decide-alias`, `decide-match`)")
 
 
