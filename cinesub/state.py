@@ -32,17 +32,19 @@ def render_sql(name: str, **params: object) -> str:
     return text
 
 
-def init_state(path: Path) -> None:
+def init_state(path: Path, schema: str = "state_schema.sql") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(path)) as con:
-        con.execute(sql_text("state_schema.sql"))
+        con.execute(sql_text(schema))
 
 
 @contextlib.contextmanager
-def connect(path: Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the state DB (schema created on first use)."""
+def connect(path: Path, read_only: bool = False,
+            schema: str = "state_schema.sql") -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to a state DB (its schema, ``sql/<schema>``, created on first use): the
+    subtitle flow's by default, the Hollywood flow's with ``schema="pd_schema.sql"``."""
     if not read_only:
-        init_state(path)
+        init_state(path, schema)
     con = duckdb.connect(str(path), read_only=read_only)
     try:
         yield con

@@ -21,7 +21,7 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,10 +33,11 @@ from cinesub.rawstore import RawStore
 from cinesub.records import utcnow
 from cinesub.settings import Settings
 from cinesub.stage import Stage, StageContext, last_completed, table_digest
-from cinesub.state import sql_text
+from cinesub.state import connect, init_state
 
 #: bump when the meaning of the Hollywood state tables changes (reruns every stage)
 PD_SCHEMA_VERSION = "1"
+PD_SCHEMA = "pd_schema.sql"
 
 
 def hollywood_dir(settings: Settings) -> Path:
@@ -52,21 +53,12 @@ def pd_releases_dir(settings: Settings) -> Path:
 
 
 def init_pd_state(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(path)) as con:
-        con.execute(sql_text("pd_schema.sql"))
+    init_state(path, PD_SCHEMA)
 
 
-@contextlib.contextmanager
-def pd_connect(path: Path, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+def pd_connect(path: Path, read_only: bool = False) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
     """A connection to the Hollywood state DB (schema created on first use)."""
-    if not read_only:
-        init_pd_state(path)
-    con = duckdb.connect(str(path), read_only=read_only)
-    try:
-        yield con
-    finally:
-        con.close()
+    return connect(path, read_only=read_only, schema=PD_SCHEMA)
 
 
 def hollywood_config_hash(settings: Settings, *, with_as_of: bool = True) -> str:
