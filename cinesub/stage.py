@@ -11,6 +11,7 @@ stored beside the marker and printed in the build summary.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -45,12 +46,20 @@ class Stage(ABC):
         """Fingerprint material from outside the state DB (files, parameters)."""
         return {}
 
+    def config_hash(self, ctx: StageContext) -> str:
+        """The settings that change this stage's output (the subtitle flow's by default)."""
+        return ctx.settings.config_hash()
+
+    def open_state(self, ctx: StageContext) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """The state DB this stage reads and writes (the subtitle flow's by default)."""
+        return connect(ctx.settings.state_db)
+
     def fingerprint(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> str:
         material = {
             "stage": self.name,
             "version": self.version,
             "code": __version__,
-            "config": ctx.settings.config_hash(),
+            "config": self.config_hash(ctx),
             "tables": {t: table_digest(con, t) for t in self.reads},
             "external": self.external_inputs(ctx),
         }
@@ -83,7 +92,7 @@ def last_completed(con: duckdb.DuckDBPyConnection, stage: str) -> tuple[str, dic
 
 def execute(stage: Stage, ctx: StageContext, force: bool = False) -> dict[str, Any]:
     """Run ``stage`` unless its last completed run had the same fingerprint."""
-    with connect(ctx.settings.state_db) as con:
+    with stage.open_state(ctx) as con:
         fp = stage.fingerprint(ctx, con)
         prev = last_completed(con, stage.name)
         started = utcnow()

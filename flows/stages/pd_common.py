@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,11 +27,9 @@ from typing import Any, ClassVar
 import duckdb
 import pyarrow as pa
 
-from cinesub import __version__
 from cinesub.rawstore import RawStore
-from cinesub.records import utcnow
 from cinesub.settings import Settings
-from cinesub.stage import Stage, StageContext, last_completed, table_digest
+from cinesub.stage import Stage, StageContext, execute
 from cinesub.state import connect, init_state
 
 #: bump when the meaning of the Hollywood state tables changes (reruns every stage)
@@ -85,45 +82,17 @@ class PDStage(Stage):
 
     uses_as_of: ClassVar[bool] = False
 
-    def fingerprint(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> str:
-        material = {
-            "stage": self.name,
-            "version": self.version,
-            "code": __version__,
-            "config": hollywood_config_hash(ctx.settings, with_as_of=self.uses_as_of),
-            "tables": {t: table_digest(con, t) for t in self.reads},
-            "external": self.external_inputs(ctx),
-        }
-        return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+    def config_hash(self, ctx: StageContext) -> str:
+        return hollywood_config_hash(ctx.settings, with_as_of=self.uses_as_of)
+
+    def open_state(self, ctx: StageContext) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+        return pd_connect(pd_state_db(ctx.settings))
 
 
 def execute_pd(stage: PDStage, ctx: StageContext, force: bool = False) -> dict[str, Any]:
     """Run ``stage`` against the Hollywood state DB unless its last completed run had the same
-    fingerprint (the rule of :func:`cinesub.stage.execute`; markers in ``stage_runs``)."""
-    with pd_connect(pd_state_db(ctx.settings)) as con:
-        fp = stage.fingerprint(ctx, con)
-        prev = last_completed(con, stage.name)
-        started = utcnow()
-        if prev is not None and prev[0] == fp and not force:
-            stats = dict(prev[1])
-            stats["reused"] = True
-            con.execute("INSERT OR REPLACE INTO stage_runs VALUES (?, ?, ?, 'reused', ?, ?, ?)",
-                        [ctx.run_id, stage.name, fp, started, utcnow(), json.dumps(stats, default=str)])
-            return stats
-        t0 = time.perf_counter()
-        try:
-            stats = dict(stage.run(ctx, con) or {})
-        except BaseException:
-            con.execute("INSERT OR REPLACE INTO stage_runs VALUES (?, ?, ?, 'failed', ?, ?, NULL)",
-                        [ctx.run_id, stage.name, fp, started, utcnow()])
-            raise
-        stats["seconds"] = round(time.perf_counter() - t0, 3)
-        stats["reused"] = False
-        status = "incomplete" if stats.get("incomplete") else "completed"
-        con.execute("INSERT OR REPLACE INTO stage_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [ctx.run_id, stage.name, stage.fingerprint(ctx, con), status, started, utcnow(),
-                     json.dumps(stats, default=str)])
-        return stats
+    fingerprint (:func:`cinesub.stage.execute`; markers in ``stage_runs``)."""
+    return execute(stage, ctx, force=force)
 
 
 # --------------------------------------------------------------------------------------------
