@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+
+from tests._cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,24 +26,9 @@ pytestmark = pytest.mark.slow
 
 def _cli(home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     """The real CLI in its own process group (the ephemeral Prefect server dies with it)."""
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
-    env.pop("PREFECT_API_URL", None)
-    for var in ("CINESUB_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
-        env.pop(var, None)
-    n = len(list(home.parent.glob(f"{home.name}.*.out")))
-    out_path, err_path = home.parent / f"{home.name}.{n}.out", home.parent / f"{home.name}.{n}.err"
-    cmd = [sys.executable, "-m", "cinesub.cli", *args]
-    with open(out_path, "w") as out, open(err_path, "w") as err:
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True)
-        try:
-            rc = proc.wait(timeout=timeout)
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    res = subprocess.CompletedProcess(cmd, rc, out_path.read_text(), err_path.read_text())
-    assert res.returncode == 0, f"{args}: rc {rc}\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"
+    res = run_cli(home, *args, timeout=timeout,
+                  drop_env=("CINESUB_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"))
+    assert res.returncode == 0, f"{args}: rc {res.returncode}\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"
     return res
 
 
