@@ -19,7 +19,6 @@ import pytest
 
 from tests._cli_runner import run_cli
 
-REPO = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.slow
 
