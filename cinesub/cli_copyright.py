@@ -11,7 +11,8 @@ Inputs are tab-separated with a header row and ISO dates (``YYYY-MM-DD``):
 * optional ``--decisions D.tsv``: ``reg_id, reg_date, renewal_id, decision, by`` (curator
   decisions; ``decision`` is ``renewed`` or ``not_renewed``; empty ``renewal_id`` allowed)
 * optional ``--source-works S.tsv``: ``film_reg_id, film_reg_date, source_title, renewed``
-  (``renewed``: ``yes``/``no``/``unknown``) plus an optional ``renewal_id``
+  (``renewed``: ``yes``/``no``/``unknown``) plus an optional ``renewal_id``; read by
+  :func:`extractors.cce.source_works.read_source_works`, shared with ``build-hollywood``
 
 Output with ``--json``: a JSON list of ``{reg_id, reg_date, title, status, reason}``, status one
 of ``public_domain``, ``likely_public_domain``, ``protected``, ``needs_review``. Exit 2 with a
@@ -76,7 +77,6 @@ def load_inputs(registrations: Path, renewals: Path, decisions: Path | None = No
                 source_works: Path | None = None) -> tuple[list, list, list, list]:
     """Parse the four TSVs into the validator dataclasses (:class:`InputError` on bad input)."""
     from validators.copyright_match import CuratorDecision, Registration, Renewal
-    from validators.copyright_status import SourceWork
 
     regs = []
     for i, row in enumerate(read_tsv(registrations, ("title", "reg_id", "reg_date")), start=2):
@@ -100,16 +100,12 @@ def load_inputs(registrations: Path, renewals: Path, decisions: Path | None = No
                                         row["renewal_id"] or None, row["decision"], row["by"]))
     srcs = []
     if source_works is not None:
-        flags = {"yes": True, "true": True, "renewed": True, "no": False, "false": False, "not_renewed": False,
-                 "unknown": None, "": None}
-        for i, row in enumerate(read_tsv(source_works, ("film_reg_id", "film_reg_date", "source_title", "renewed")),
-                                start=2):
-            flag = row["renewed"].lower()
-            if flag not in flags:
-                raise InputError(f"{source_works}:{i}: renewed {row['renewed']!r} is not yes/no/unknown")
-            srcs.append(SourceWork(row["film_reg_id"], _iso(row["film_reg_date"], f"{source_works}:{i} film_reg_date",
-                                                            required=False), row["source_title"], flags[flag],
-                                   row.get("renewal_id") or None))
+        from extractors.cce.source_works import SourceWorksError, read_source_works
+
+        try:
+            srcs = read_source_works(source_works)  # the reader build-hollywood uses too
+        except SourceWorksError as e:
+            raise InputError(f"{e} (reason {e.reason_code})") from None
     return regs, rens, decs, srcs
 
 

@@ -9,10 +9,12 @@
   ``hollywood review decide-match REG_ID REG_DATE (--renewal RID | --not-renewed) --by NAME``
   write the curated tables of the Hollywood state DB, honoured by the next build.
 * ``copyright status --as-of DATE [--json]`` (added to the existing ``copyright`` group) lists
-  each collection film with its evidence, from the latest Hollywood release (or the state DB when
-  nothing is published yet). When ``--as-of`` differs from the release's, the statuses are
-  recomputed with :func:`validators.copyright_status.classify` on the released registrations and
-  renewals (curator decisions included) and the collection is re-derived with the same SQL
+  each collection film with its evidence (source works — AFI "based on" — included), every other
+  ranked film with why it is excluded (``excluded``), and every registration's status, from the
+  latest Hollywood release (or the state DB when nothing is published yet). When ``--as-of``
+  differs from the release's, the statuses are
+  recomputed with :func:`validators.copyright_status.classify` on the released registrations,
+  renewals and source works (curator decisions included) and the collection is re-derived with the same SQL
   (sql/pd_collection.sql); films that leave or join it are listed.
 
 Exit codes: 0 on success; 2 for bad input (message on stderr).
@@ -54,12 +56,19 @@ def _date(value: str, what: str) -> date:
 # copyright status: evidence per collection film, recomputed for another as_of
 # --------------------------------------------------------------------------------------------
 _SOURCES = ("registrations", "renewals", "matches", "status", "top100", "film_links", "film_ia",
-            "collection", "collection_candidates")
+            "collection", "collection_candidates", "source_works")
+#: an empty source-work table, for a release published before source works were released
+_NO_SOURCE_WORKS = ("SELECT NULL::VARCHAR AS film_reg_id, NULL::DATE AS film_reg_date, NULL::VARCHAR AS source_title, "
+                    "NULL::BOOLEAN AS renewed, NULL::VARCHAR AS renewal_id WHERE FALSE")
 
 
 def _bind_release(con: Any, release_dir: Path) -> None:
     for name in _SOURCES:
-        con.execute(f"CREATE VIEW rel_{name} AS SELECT * FROM read_parquet('{(release_dir / f'{name}.parquet').as_posix()}')")
+        path = release_dir / f"{name}.parquet"
+        if name == "source_works" and not path.is_file():
+            con.execute(f"CREATE VIEW rel_{name} AS {_NO_SOURCE_WORKS}")
+            continue
+        con.execute(f"CREATE VIEW rel_{name} AS SELECT * FROM read_parquet('{path.as_posix()}')")
 
 
 def _bind_state(con: Any, state_db: Path) -> None:
@@ -79,6 +88,7 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
     from flows.stages.pd_cce import load_matching_inputs, status_rows
     from flows.stages.pd_common import pd_releases_dir, pd_state_db
     from validators.copyright_match import CuratorDecision
+    from validators.copyright_status import SourceWork
     from warehouse.pd_release import read_manifest
     from warehouse.release import latest_version
 
@@ -106,7 +116,10 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
                      for r, d, rid, dec, by in con.execute(
                          """SELECT reg_id, reg_date, renewal_id, decision, decided_by FROM rel_matches
                             WHERE decision IN ('curator_renewed', 'curator_not_renewed') AND reg_date IS NOT NULL""").fetchall()]
-        matches, statuses = status_rows(regs, rens, decisions, as_of)
+        sources = [SourceWork(r, d.isoformat() if d else None, t, rn, rid) for r, d, t, rn, rid in con.execute(
+            """SELECT film_reg_id, film_reg_date, source_title, renewed, renewal_id FROM rel_source_works
+               ORDER BY ALL""").fetchall()]
+        matches, statuses = status_rows(regs, rens, decisions, as_of, sources)
         con.register("_st", pa.Table.from_pylist(statuses))
         con.register("_mt", pa.Table.from_pylist(matches))
         con.execute("CREATE VIEW cc_status AS SELECT reg_id, CAST(reg_date AS DATE) AS reg_date, title, status, rule, "
@@ -118,6 +131,7 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
     con.execute("CREATE VIEW cc_top100 AS SELECT * FROM rel_top100")
     con.execute("CREATE VIEW cc_links AS SELECT * FROM rel_film_links")
     con.execute("CREATE VIEW cc_ia AS SELECT * FROM rel_film_ia")
+    con.execute("CREATE VIEW cc_source_works AS SELECT * FROM rel_source_works")
     con.execute(sql_text("pd_collection.sql"))
 
     def rows(sql: str) -> list[dict[str, Any]]:
@@ -127,6 +141,10 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
 
     coll = rows("""SELECT c.*, k.key_kind FROM cc_collection c
                    JOIN cc_candidates k ON k.key = c.key AND k.year = c.year ORDER BY c.year, c.rank, c.key""")
+    sources_of: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+    for w in rows("SELECT * FROM rel_source_works ORDER BY ALL"):
+        sources_of.setdefault((w["film_reg_id"], w["film_reg_date"]), []).append(
+            {"source_title": w["source_title"], "renewed": w["renewed"], "renewal_id": w["renewal_id"]})
     released = {r["key"] for r in rows("SELECT key FROM rel_collection")}
     now = {r["key"] for r in coll}
     films = []
@@ -139,22 +157,43 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
             "renewal_searched": {"searched": c["n_renewals_searched"] is not None,
                                  "renewal_records": c["n_renewals_searched"], "match_decision": c["match_decision"]},
             "renewal_matched": c["renewal_id"],
+            "source_works": sources_of.get((c["reg_id"], c["reg_date"]), []),
             "ia_item": c["ia_item"], "sound": c["sound"],
         })
+    excluded = []
+    for c in rows("""SELECT * FROM cc_candidates WHERE NOT included
+                     QUALIFY row_number() OVER (PARTITION BY key ORDER BY rank, year) = 1
+                     ORDER BY year, rank, key"""):
+        excluded.append({
+            "key": c["key"], "imdb": c["key"] if c["key_kind"] == "imdb" else None, "title": c["title"],
+            "year": c["year"], "rank": c["rank"], "status": c["status"], "rule": c["rule"],
+            "reason": c["status_reason"], "exclusion_reasons": c["exclusion_reasons"],
+            "registration": {"reg_id": c["reg_id"], "reg_date": c["reg_date"].isoformat() if c["reg_date"] else None},
+            "source_works": sources_of.get((c["reg_id"], c["reg_date"]), []) if c["reg_id"] else [],
+        })
     statuses = [{"reg_id": s["reg_id"], "reg_date": s["reg_date"].isoformat() if s["reg_date"] else None,
-                 "title": s["title"], "status": s["status"], "rule": s["rule"], "reason": s["reason"]}
+                 "title": s["title"], "status": s["status"], "rule": s["rule"], "reason": s["reason"],
+                 "source_works": sources_of.get((s["reg_id"], s["reg_date"]), [])}
                 for s in rows("SELECT * FROM cc_status ORDER BY reg_date NULLS LAST, reg_id")]
     con.close()
     return {"as_of": as_of.isoformat(), "source": source, "recomputed": recomputed, "collection": films,
             "left_collection": sorted(released - now), "joined_collection": sorted(now - released),
-            "statuses": statuses}
+            "excluded": excluded, "statuses": statuses}
+
+
+def _sources_text(sources: list[dict[str, Any]]) -> str:
+    if not sources:
+        return ""
+    flag = {True: "renewed", False: "not renewed", None: "renewal unknown"}
+    return " | based on " + "; ".join(f"“{w['source_title']}” {flag[w['renewed']]}"
+                                      + (f" {w['renewal_id']}" if w["renewal_id"] else "") for w in sources)
 
 
 def status_cmd(
     as_of: str = typer.Option(..., "--as-of", help="Status date, YYYY-MM-DD (e.g. 2026-01-01)."),
     home: Optional[Path] = typer.Option(None, "--home", help="CINESUB_HOME (default ./var)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON: the collection films with their evidence, "
-                                 "and every registration's status."),
+                                 "the excluded ranked films with their reasons, and every registration's status."),
 ) -> None:
     """Each collection film with its evidence (from the latest Hollywood release), as of a date."""
     when = _date(as_of, "--as-of")
@@ -174,7 +213,11 @@ def status_cmd(
         out.print(f"{f['title']} ({f['year']}): rank {f['rank']}, ${f['gross']:,.0f} | {f['status']} "
                   f"[{f['rule']}] {f['reason']} | registration {reg['reg_id']} {reg['reg_date']}; renewals "
                   f"searched {rs['renewal_records']} ({rs['match_decision']}), matched {f['renewal_matched'] or 'none'} "
-                  f"| IA {f['ia_item']} ({f['sound']})", highlight=False)
+                  f"| IA {f['ia_item']} ({f['sound']})" + _sources_text(f["source_works"]), highlight=False)
+    for f in res["excluded"]:
+        if f["source_works"]:  # the films a source work (AFI "based on") bears on
+            out.print(f"excluded: {f['title']} ({f['year']}): {f['exclusion_reasons']} | {f['status']} "
+                      f"[{f['rule']}] {f['reason']}" + _sources_text(f["source_works"]), highlight=False)
     for k, label in (("left_collection", "left the collection"), ("joined_collection", "joined the collection")):
         if res[k]:
             out.print(f"{label} as of {res['as_of']}: {', '.join(res[k])}")

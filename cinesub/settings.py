@@ -137,6 +137,12 @@ class HollywoodSettings(BaseModel):
                                       "(feature films from title.basics)")
     citymap_path: Path | None = Field(None, description="city map CSV (default: the shipped map)")
     cprs_export_path: Path | None = Field(None, description="live: CPRS renewal export TSV (post-1978 RE renewals)")
+    source_works_path: Path | None = Field(
+        None, description="live: curator-supplied TSV of films' source works from the AFI catalog 'based on' data: "
+        "film_reg_id, film_reg_date, source_title, renewed (yes/no/unknown)[, renewal_id] "
+        "(extractors/cce/source_works.py). A film based on a source work whose copyright was renewed is "
+        "protected (R5_source_work_renewed), unknown → needs_review. A malformed file fails the "
+        "copyright-status stage. Sample builds use the CCE world's afi_based_on.tsv")
     gold_dir: Path | None = Field(None, description="live: hand-labelled gold pages gold/<item>/<leaf>.json")
     ia_host: str | None = Field(None, description="Internet Archive host (default archive.org)")
     max_items: int | None = Field(None, description="cap on Variety items per build (live trial runs)")

@@ -315,6 +315,7 @@ def build_inputs(settings: Settings, spec: dict[str, Any]) -> dict[str, Any]:
                 "cce_items": table_digest(con, "pd_cce_items"), "cce_pages": table_digest(con, "pd_cce_pages"),
                 "catalog": file_digest(settings.hollywood.catalog_path),
                 "cprs_export": file_digest(settings.hollywood.cprs_export_path),
+                "source_works": file_digest(settings.hollywood.source_works_path),
                 "citymap": file_digest(settings.hollywood.citymap_path)}
 
 

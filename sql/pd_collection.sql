@@ -10,6 +10,8 @@
 --   cc_status(reg_id, reg_date, title, status, rule, reason, renewal_id, match_decision, as_of)
 --   cc_matches(reg_id, reg_date, n_renewals_searched, …)
 --   cc_ia(year, key, query, ia_item, ia_title, ia_year, sound, reason)
+--   cc_source_works(film_reg_id, film_reg_date, source_title, renewed, renewal_id)
+--                                                            AFI "based on" rows (pd_source_works)
 --
 -- Criteria (each a row of cc_audit, passed or not, with its evidence):
 --   popularity  rank <= top-N of the year (true for every row of cc_top100, recorded for the trail)
@@ -18,8 +20,20 @@
 --               claimed public domain here); needs_review → failed (an uncertain match never
 --               yields a public-domain answer)
 --   ia_sound    an IA film item whose title and year agree, with metadata sound = sound
+-- A film's source works (AFI "based on") are part of its copyright evidence: a source work whose
+-- own copyright was renewed makes the film protected (rule R5_source_work_renewed), an unknown
+-- one needs_review (R5_source_work_unknown); the rows are listed in the audit either way.
 -- Outputs: cc_candidates (every top-N film with all evidence and the verdict), cc_collection
 -- (the included films, one row per film: its best-ranked year), cc_audit.
+
+CREATE OR REPLACE TEMP VIEW cc_film_sources AS
+SELECT film_reg_id, film_reg_date,
+       string_agg('“' || source_title || '” ' || CASE WHEN renewed THEN 'renewed' || coalesce(' ' || renewal_id, '')
+                                                      WHEN NOT renewed THEN 'not renewed'
+                                                      ELSE 'renewal unknown' END,
+                  '; ' ORDER BY source_title, renewal_id) AS source_works
+FROM cc_source_works
+GROUP BY film_reg_id, film_reg_date;
 
 CREATE OR REPLACE TEMP VIEW cc_candidates AS
 SELECT t.year, t.rank, t.key, t.key_kind,
@@ -59,11 +73,13 @@ SELECT year, key, 'popularity' AS criterion, popular AS passed,
 FROM cc_candidates
 UNION ALL
 SELECT year, key, 'copyright', copyright_ok,
-       CASE WHEN reg_id IS NULL THEN coalesce(link_reason, 'no_registration') || ': no registration linked'
-            ELSE reg_id || ' (' || coalesce(reg_date::VARCHAR, '?') || ') ' || coalesce(status, '?') || ' — '
+       CASE WHEN c.reg_id IS NULL THEN coalesce(link_reason, 'no_registration') || ': no registration linked'
+            ELSE c.reg_id || ' (' || coalesce(c.reg_date::VARCHAR, '?') || ') ' || coalesce(status, '?') || ' — '
                  || coalesce(status_reason, '') || '; renewals searched: ' || coalesce(n_renewals_searched, 0)
-                 || '; matched renewal: ' || coalesce(renewal_id, 'none') END
-FROM cc_candidates
+                 || '; matched renewal: ' || coalesce(renewal_id, 'none')
+                 || coalesce('; source works (AFI based on): ' || w.source_works, '') END
+FROM cc_candidates c
+LEFT JOIN cc_film_sources w ON w.film_reg_id = c.reg_id AND w.film_reg_date IS NOT DISTINCT FROM c.reg_date
 UNION ALL
 SELECT year, key, 'ia_sound', ia_sound_ok,
        CASE WHEN ia_item IS NULL THEN coalesce(ia_reason, 'not_on_ia')

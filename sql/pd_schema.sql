@@ -308,6 +308,17 @@ CREATE TABLE IF NOT EXISTS pd_status (
     as_of           DATE NOT NULL
 );
 
+-- Source works of registered films (SPEC B2: AFI catalog "based on"; extractors/cce/source_works.py):
+-- the rows the copyright-status stage passed to validators.copyright_status.classify (sample: the
+-- CCE world's afi_based_on.tsv; live: hollywood.source_works_path). renewed NULL = unknown.
+CREATE TABLE IF NOT EXISTS pd_source_works (
+    film_reg_id    VARCHAR NOT NULL,
+    film_reg_date  DATE,
+    source_title   VARCHAR NOT NULL,
+    renewed        BOOLEAN,
+    renewal_id     VARCHAR
+);
+
 -- ---------------------------------------------------------------------------------------------
 -- Collection (SPEC B2: top-100 ∩ (likely) public domain ∩ sound film on the Internet Archive)
 -- ---------------------------------------------------------------------------------------------

@@ -233,6 +233,48 @@ def test_copyright_status_lists_each_collection_film_with_evidence(built):
     assert sorted(f["imdb"] for f in before["collection"]) == sorted(films)
 
 
+def test_film_based_on_a_renewed_novel_is_excluded_with_its_source_work_evidence(built):
+    """SPEC B2 / AFI "based on": Winter Orchard (1934, registered, not renewed, ranked, sound on
+    IA) is based on a novel whose copyright was renewed — protected, out of the collection, with
+    the source work in the release's audit trail and in `copyright status` (both dates)."""
+    rel, cce = built["first"]["release"]["path"], built["cce"]
+    case = next(c for c in cce["cases"] if c["case"] == "source_work_renewed_orchard")
+    assert case["imdb"] == "tt9100009" and case["status"] == "protected"
+    assert cce["collection"]["excluded"]["tt9100009"] == ["status:protected"]
+    assert "tt9100009" in built["variety"]["top100"]["1934"]
+    # the source works the stage read and released
+    released = {(w["film_reg_id"], w["renewed"]) for w in _table(rel, "source_works")}
+    assert released == {("LP4630", True), ("LP4520", False), ("LP6420", None)}
+    status = {r["reg_id"]: r for r in _table(rel, "status")}
+    assert status["LP4630"]["status"] == "protected" and status["LP4630"]["rule"] == "R5_source_work_renewed"
+    assert status["LP4630"]["renewal_id"] == "R231245"
+    assert status["LP6420"]["status"] == "needs_review" and status["LP6420"]["rule"] == "R5_source_work_unknown"
+    assert status["LP4520"]["status"] == "likely_public_domain"  # an unrenewed source changes nothing
+    cand = next(c for c in _table(rel, "collection_candidates") if c["key"] == "tt9100009")
+    assert not cand["included"] and cand["exclusion_reasons"] == "status:protected"
+    assert cand["ia_sound_ok"] and cand["reg_id"] == "LP4630"  # excluded by the source work alone
+    audit = next(a for a in _table(rel, "collection_audit")
+                 if a["key"] == "tt9100009" and a["criterion"] == "copyright")
+    assert not audit["passed"] and "R5_source_work_renewed" in audit["evidence"]
+    assert "source works (AFI based on): “Winter Orchard, a novel” renewed R231245" in audit["evidence"]
+    gone_audit = next(a for a in _table(rel, "collection_audit")
+                      if a["key"] == "tt9100001" and a["criterion"] == "copyright")
+    assert gone_audit["passed"] and "“Tempest over the Delta, a story” not renewed" in gone_audit["evidence"]
+    report = Path(built["third"]["report"]["path"]).read_text(encoding="utf-8")  # the curators' audit table
+    assert "“Winter Orchard, a novel” renewed R231245" in report and "R5_source_work_renewed" in report
+    for st in (built["status_2026"], built["status_2025"]):  # as released, and recomputed a day earlier
+        assert "tt9100009" not in {f["imdb"] for f in st["collection"]}
+        ex = next(f for f in st["excluded"] if f["imdb"] == "tt9100009")
+        assert ex["status"] == "protected" and ex["rule"] == "R5_source_work_renewed"
+        assert ex["source_works"] == [{"source_title": "Winter Orchard, a novel", "renewed": True,
+                                       "renewal_id": "R231245"}]
+        by = {s["reg_id"]: s for s in st["statuses"]}
+        assert by["LP4630"]["rule"] == "R5_source_work_renewed" and by["LP6420"]["status"] == "needs_review"
+        gone = next(f for f in st["collection"] if f["imdb"] == "tt9100001")
+        assert gone["source_works"] == [{"source_title": "Tempest over the Delta, a story", "renewed": False,
+                                         "renewal_id": None}]
+
+
 def test_second_build_reuses_every_stage_and_publishes_nothing(built):
     first, second = built["first"], built["second"]
     assert second["all_stages_reused"] is True

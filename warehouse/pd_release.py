@@ -35,7 +35,8 @@ NAME = "cinesub-hollywood"
 TABLES: tuple[str, ...] = (
     "pages", "tuples", "extract_errors", "crosscheck", "weekly", "yearly", "top100", "excluded",
     "unknown_cities", "aliases", "evaluation", "registrations", "renewals", "unparsed", "cce_crosscheck",
-    "matches", "status", "film_links", "film_ia", "collection", "collection_candidates", "collection_audit",
+    "matches", "status", "source_works", "film_links", "film_ia", "collection", "collection_candidates",
+    "collection_audit",
 )
 DB_NAME = "cinesub.duckdb"  # the name warehouse.load.open_release opens
 

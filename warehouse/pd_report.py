@@ -3,8 +3,10 @@
 One self-contained HTML page (inline CSS, no script, no outside resource; every value escaped)
 for curators: the collection with each film's evidence (rank, year, gross, copyright status with
 its rule and reasons, the renewal search and match, the Internet Archive item and sound), the
-audit of every ranked film against the three criteria, the yearly top-N per year, the evaluation
-of each extractor (means with 95% bootstrap intervals, per issue), the exclusion counts by reason,
+audit of every ranked film against the three criteria (the copyright evidence lists the film's
+source works — AFI "based on" — so a film excluded through a renewed novel shows it), the yearly
+top-N per year, the evaluation of each extractor (means with 95% bootstrap intervals, per issue),
+the exclusion counts by reason,
 the page-filter, extraction and CCE parse failures by reason, the CCE cross-check of the OCR
 parser against Gemini (per page, disagreements listed), and the curator review queues (aliases,
 copyright matches) with counts.

@@ -6,6 +6,8 @@ ground-truth manifest of every planted case's expected copyright status (SPEC B2
 
     out_dir/
       manifest.json                       the returned manifest (below)
+      afi_based_on.tsv                    source works (AFI "based on"): film_reg_id film_reg_date
+                                          source_title renewed(yes/no/unknown) renewal_id
       cprs_export.tsv                     CPRS-like export (the columns of NYPL's 1978-from-db.tsv:
                                           entry_id volume part number page auth titl oreg odat id
                                           dreg claimants new_matter see_also_ren see_also_reg note
@@ -40,7 +42,12 @@ original number is OCR-damaged but normalisable (``1P4412``), a renewal with a d
 (``220ct34``) and a 7th digit in its R number, a renewal whose number cannot be matched (a
 transposition; title and date agree → ``needs_review``), a registration number used twice in
 different series (LP4701 in 1934, not renewed, and in 1954, renewed through CPRS), the 1963/1964
-and 1977/1978 boundaries. The Variety films of :mod:`cinesub.sample.variety` are among them, so
+and 1977/1978 boundaries, and source works (``afi_based_on.tsv``, AFI "based on", columns
+``film_reg_id film_reg_date source_title renewed renewal_id``): Winter Orchard, an unrenewed 1934
+film based on a novel whose copyright was renewed (``protected``, rule R5 — excluded from the
+collection), Gone with the Tempest based on an unrenewed story (stays in), and River of Regret,
+based on a story of unknown renewal (``needs_review``). The Variety films of
+:mod:`cinesub.sample.variety` are among them, so
 ``manifest["collection"]`` (Variety top-100 ∩ public domain or likely public domain ∩ sound film on
 IA) is non-empty and lists what each excluded film fails (renewed, silent, not on IA, review).
 """
@@ -64,7 +71,7 @@ from cinesub.sample.variety import (
     write_item,
 )
 
-GENERATOR_VERSION = "1.1"  # 1.1: the 1960-1969 volume is image-only
+GENERATOR_VERSION = "1.2"  # 1.1: the 1960-1969 volume is image-only; 1.2: source works (afi_based_on.tsv)
 DEFAULT_SEED = 1934
 AS_OF = "2026-01-01"
 
@@ -133,6 +140,10 @@ REGS: tuple[Reg, ...] = (
     Reg("number_collision_1934_sailor", "Sing, Sailor, Sing", "LP4701", "1934-03-23", "Fox Film Corp.", "Fox Film Corp.",
         7, "sailor", "likely_public_domain",
         "LP4701 of 1934 is not renewed; the renewed LP4701 is a 1954 registration (number collision)"),
+    Reg("source_work_renewed_orchard", "Winter Orchard", "LP4630", "1934-02-16", "RKO Radio Pictures, inc.",
+        "RKO Radio Pictures", 7, "orchard", "protected",
+        "not renewed itself, but based on the novel Winter Orchard whose copyright was renewed (R231245; "
+        "AFI based on): R5_source_work_renewed"),
     Reg("silent_pre1931_sheikh", "The Desert Sheikh", "L22890", "1926-04-12", "Famous Players-Lasky Corp.",
         "Famous Players-Lasky Corp.", 7, "sheikh", "public_domain", "published 1926, before 1931"),
     Reg("silent_pre1931_ranch", "Ranch of Dreams", "L22950", "1926-05-03", "First National Pictures, inc.",
@@ -154,6 +165,9 @@ REGS: tuple[Reg, ...] = (
         "renewal prints the date 220ct34 (0 for O) and the renewal number R2850141 (a 7th digit)"),
     Reg("number_collision_1954_renewed_cprs", "Valley of Shadows", "LP4701", "1954-09-14", "Republic Pictures Corp.",
         "Republic Pictures Corp.", 7, None, "protected", "renewed RE101234 on 1982-03-01 (CPRS)"),
+    Reg("source_work_unknown_1936", "River of Regret", "LP6420", "1936-05-11", "Monogram Pictures Corp.",
+        "Monogram Pictures", 6, None, "needs_review",
+        "not renewed, but based on a story whose renewal is unknown (AFI based on): R5_source_work_unknown"),
     Reg("unrenewed_1955", "Desert Patrol", "LP5120", "1955-02-04", "Allied Artists Pictures Corp.",
         "Allied Artists Pictures Corp.", 7, None, "likely_public_domain", "registered 1955, no CPRS renewal"),
     Reg("boundary_1963_unrenewed", "Harbor Lights Revue", "LP26990", "1963-12-12", "Crown International Pictures",
@@ -186,6 +200,25 @@ RENS: tuple[Ren, ...] = (
     Ren("number_collision_1954_renewed_cprs", "Valley of Shadows", "LP4701", "1954-09-14", "RE101234", "1982-03-01",
         "Republic Pictures Corp.", "PWH", "Republic Pictures Corp.", 7, "cprs"),
 )
+
+@dataclass(frozen=True)
+class Src:
+    """A row of the world's AFI-derived source-work table (``afi_based_on.tsv``)."""
+
+    case: str  # the Reg case of the film
+    source_title: str
+    renewed: str  # yes | no | unknown (as the curator's TSV spells it)
+    renewal_id: str | None = None
+
+
+#: source works (AFI "based on"): a renewed novel excludes Winter Orchard; an unrenewed source
+#: leaves Gone with the Tempest in the collection; an unknown one sends River of Regret to review
+SOURCES: tuple[Src, ...] = (
+    Src("source_work_renewed_orchard", "Winter Orchard, a novel", "yes", "R231245"),
+    Src("unrenewed_variety_gone", "Tempest over the Delta, a story", "no"),
+    Src("source_work_unknown_1936", "The River Road, a story", "unknown"),
+)
+SOURCE_WORKS_FILE = "afi_based_on.tsv"
 
 # Non-film filler (the 1950 renewal list mixes all classes), verbatim shapes of raw_entry_examples.txt
 FILLER_1950 = (
@@ -338,6 +371,17 @@ def generate_cce_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dict[st
     for eid, auth, titl, oreg, odat, rid, dreg, claim in cprs_rows:
         cprs.append("\t".join([eid, "", "", "", "", auth, titl, oreg, odat, rid, dreg, claim, "", "", "", "", ""]))
     (out / "cprs_export.tsv").write_text("\n".join(cprs) + "\n", encoding="utf-8")
+    # AFI "based on" source works (read by extractors.cce.source_works)
+    reg_of = {r.case: r for r in REGS}
+    src_lines = ["film_reg_id\tfilm_reg_date\tsource_title\trenewed\trenewal_id"]
+    manifest["source_works"] = []
+    for w in SOURCES:
+        r = reg_of[w.case]
+        src_lines.append("\t".join([r.reg_id, r.reg_date, w.source_title, w.renewed, w.renewal_id or ""]))
+        manifest["source_works"].append({"case": w.case, "film_reg_id": r.reg_id, "film_reg_date": r.reg_date,
+                                         "source_title": w.source_title, "renewed": w.renewed,
+                                         "renewal_id": w.renewal_id})
+    (out / SOURCE_WORKS_FILE).write_text("\n".join(src_lines) + "\n", encoding="utf-8")
     # ground truth
     for r in REGS:
         case: dict[str, Any] = {"case": r.case, "title": r.title, "reg_id": r.reg_id, "reg_date": r.reg_date,

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-GENERATOR_VERSION = "1.0"
+GENERATOR_VERSION = "1.1"  # 1.1: Winter Orchard (based on a renewed novel: cinesub.sample.cce source works)
 DEFAULT_SEED = 1934
 
 # --------------------------------------------------------------------------------------------
@@ -95,6 +95,7 @@ FILMS: tuple[VFilm, ...] = (
           "HeartsInBondage1934"),
     VFilm("sailor", "tt9100008", "Sing, Sailor, Sing", 1934, "Fox", True, 1430, ("Sing Sailor Sing",),
           "SingSailorSing1934"),
+    VFilm("orchard", "tt9100009", "Winter Orchard", 1934, "RKO", True, 1580, ("Winter Orchard",), "WinterOrchard1934"),
     VFilm("sheikh", "tt9000001", "The Desert Sheikh", 1926, "Par", False, 1900, ("Desert Sheikh",), "TheDesertSheikh1926"),
     VFilm("ranch", "tt9000002", "Ranch of Dreams", 1926, "FN", False, 640, ("Ranch of Dreams",), None),
     VFilm("bargain", "tt9000003", "Her Bargain Day", 1926, "M-G", False, 720, ("Her Bargain Day",), "HerBargainDay1926"),
@@ -142,7 +143,8 @@ THEATERS: dict[str, list[tuple[str, str | None, str, str]]] = {
     "Minneapolis": [("Minnesota", "Publix", "4,200", "25-55"), ("State", "Publix", "2,300", "25-40")],
     "New York": [("Capitol", None, "4,620", "35-$1.65"), ("Paramount", None, "3,664", "35-99"),
                  ("Roxy", None, "6,200", "25-55"), ("Music Hall", None, "5,945", "35-$1.65"),
-                 ("Rialto", None, "2,035", "25-65"), ("Strand", None, "2,900", "25-75")],
+                 ("Rialto", None, "2,035", "25-65"), ("Strand", None, "2,900", "25-75"),
+                 ("Mayfair", None, "2,300", "35-85")],
 }
 ADJECTIVES = ("Big", "Good", "Fair", "Weak", "Strong", "Okay", "Neat", "Thin", "Sturdy", "Mild", "Nice", "Smart",
               "Hefty", "Slim", "Stout", "Lean", "Solid", "Fine")
@@ -397,6 +399,8 @@ def _bookings_1934(issue_no: int) -> dict[str, list[dict[str, Any]]]:
             {"th": 4, "films": ["serenade"], "wk": 2 + w},
             {"th": 5, "films": ["sailor"], "wk": 1 + w, "prev": ("Loop Follies", "Ind"),
              "next": "bondage" if w == 1 else None},
+            # last on the page: the entries above keep their random draws (grosses, adjectives)
+            {"th": 6, "films": ["orchard"], "wk": 2 + w},
         ],
     }
 

@@ -23,6 +23,10 @@
 * status: :func:`validators.copyright_match.match_registrations` and
   :func:`validators.copyright_status.classify` with the build's ``as_of``; curator decisions of
   ``pd_match_decisions`` are honoured; ``matched_fuzzy_review`` rows are the review queue.
+  Source works (AFI "based on": sample, the CCE world's ``afi_based_on.tsv``; live,
+  ``hollywood.source_works_path``) are read by :func:`extractors.cce.source_works.read_source_works`,
+  content-digested into the stage's fingerprint, passed to ``classify`` (rule R5) and stored in
+  ``pd_source_works``; a malformed file fails the stage with its reason code (nothing skipped).
 """
 
 from __future__ import annotations
@@ -314,8 +318,10 @@ def load_matching_inputs(con: duckdb.DuckDBPyConnection, registrations: str = "p
     return regs, rens
 
 
-def status_rows(regs: list, rens: list, decisions: list, as_of: date) -> tuple[list[dict], list[dict]]:
-    """(matches, statuses) rows for the state DB / a release."""
+def status_rows(regs: list, rens: list, decisions: list, as_of: date,
+                source_works: list | tuple = ()) -> tuple[list[dict], list[dict]]:
+    """(matches, statuses) rows for the state DB / a release; ``source_works``
+    (:class:`validators.copyright_status.SourceWork`) feed rule R5."""
     from validators.copyright_match import match_registrations
     from validators.copyright_status import classify
 
@@ -329,7 +335,7 @@ def status_rows(regs: list, rens: list, decisions: list, as_of: date) -> tuple[l
                         "candidates": json.dumps([asdict(c) for c in m.candidates], sort_keys=True),
                         "reasons": ";".join(m.reasons), "decided_by": m.by, "n_renewals_searched": len(rens)})
     statuses = []
-    for s in classify(regs, rens, as_of=as_of, decisions=decisions):
+    for s in classify(regs, rens, as_of=as_of, decisions=decisions, source_works=source_works):
         first = s.reasons[0] if s.reasons else None
         statuses.append({"reg_id": s.reg_id, "reg_date": s.reg_date, "title": s.title, "status": s.status,
                          "rule": first.rule if first else "none", "reason": s.reason,
@@ -346,22 +352,62 @@ def curator_decisions(rows: list[tuple]) -> list:
             for r, d, rid, dec, by in rows]
 
 
+def source_works_path(ctx: StageContext) -> Path | None:
+    """The source-work TSV (AFI "based on"): the sample CCE world's ``afi_based_on.tsv``, else
+    ``hollywood.source_works_path`` (None: no source-work data, rule R5 never applies)."""
+    w = world_dir(ctx, "cce")
+    if w is not None:
+        return w / "afi_based_on.tsv"
+    p = ctx.settings.hollywood.source_works_path
+    return Path(p) if p else None
+
+
+def load_source_works(path: Path | None) -> list:
+    """The source works of ``path`` (none when ``path`` is None). A configured file that is missing
+    or malformed fails the stage (:class:`extractors.cce.source_works.SourceWorksError`, reason code
+    and line in the message): a silently skipped row could turn a film based on a renewed novel
+    into "likely public domain"."""
+    from extractors.cce.source_works import SourceWorksError, read_source_works
+
+    if path is None:
+        return []
+    try:
+        return read_source_works(path)
+    except SourceWorksError as e:
+        raise SourceWorksError(e.reason_code, f"copyright-status: source-work file (hollywood.source_works_path) "
+                                              f"is malformed [{e.reason_code}]: {e}") from None
+
+
+def source_work_rows(source_works: list) -> list[dict[str, Any]]:
+    """``pd_source_works`` rows of :class:`validators.copyright_status.SourceWork` values."""
+    return [{"film_reg_id": s.film_reg_id, "film_reg_date": s.film_reg_date, "source_title": s.source_title,
+             "renewed": s.renewed, "renewal_id": s.renewal_id} for s in source_works]
+
+
 class CopyrightStatusStage(PDStage):
     uses_as_of = True
     name = "copyright-status"
-    version = "1"
+    version = "2"  # 2: source works (AFI "based on", rule R5)
     reads = ("pd_registrations", "pd_renewals", "pd_match_decisions")
-    writes = ("pd_matches", "pd_status")
+    writes = ("pd_matches", "pd_status", "pd_source_works")
+
+    def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
+        path = source_works_path(ctx)
+        return {"source_works": file_digest(path), "source_works_configured": path is not None}
 
     def run(self, ctx: StageContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         as_of = ctx.settings.hollywood.as_of
+        sources = load_source_works(source_works_path(ctx))
         regs, rens = load_matching_inputs(con)
         decisions = curator_decisions(con.execute(
             "SELECT reg_id, reg_date, renewal_id, decision, decided_by FROM pd_match_decisions ORDER BY 1, 2").fetchall())
-        matches, statuses = status_rows(regs, rens, decisions, as_of)
+        matches, statuses = status_rows(regs, rens, decisions, as_of, sources)
         replace_rows(con, "pd_matches", matches)
         replace_rows(con, "pd_status", statuses)
+        replace_rows(con, "pd_source_works", source_work_rows(sources))
         return {"as_of": as_of.isoformat(), "registrations": len(regs), "renewals": len(rens),
                 "curator_decisions": len(decisions), "matches": dict(Counter(m["decision"] for m in matches)),
                 "statuses": dict(Counter(s["status"] for s in statuses)),
+                "source_works": len(sources),
+                "source_work_rules": dict(Counter(s["rule"] for s in statuses if s["rule"].startswith("R5_"))),
                 "review_queue": sum(m["decision"] == "matched_fuzzy_review" for m in matches)}

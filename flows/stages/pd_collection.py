@@ -95,7 +95,7 @@ def pick_ia_item(title: str, film_year: int | None, docs: list[dict[str, Any]], 
 class CollectionStage(PDStage):
     name = "collection"
     version = "1"
-    reads = ("pd_top100", "pd_status", "pd_matches", "pd_catalog_films")
+    reads = ("pd_top100", "pd_status", "pd_matches", "pd_catalog_films", "pd_source_works")
     writes = ("pd_film_links", "pd_film_ia", "pd_collection_candidates", "pd_collection", "pd_collection_audit")
 
     def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
@@ -142,7 +142,7 @@ class CollectionStage(PDStage):
         replace_rows(con, "pd_film_links", links)
         replace_rows(con, "pd_film_ia", found)
         for name, table in (("top100", "pd_top100"), ("links", "pd_film_links"), ("status", "pd_status"),
-                            ("matches", "pd_matches"), ("ia", "pd_film_ia")):
+                            ("matches", "pd_matches"), ("ia", "pd_film_ia"), ("source_works", "pd_source_works")):
             con.execute(f"CREATE OR REPLACE TEMP VIEW cc_{name} AS SELECT * FROM {table}")
         con.execute(sql_text("pd_collection.sql"))
         for view, table in (("cc_candidates", "pd_collection_candidates"), ("cc_collection", "pd_collection"),
