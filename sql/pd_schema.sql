@@ -312,12 +312,14 @@ CREATE TABLE IF NOT EXISTS pd_status (
 -- the rows the copyright-status stage passed to validators.copyright_status.classify (sample: the
 -- CCE world's afi_based_on.tsv; live: hollywood.source_works_path). renewed NULL = unknown.
 CREATE TABLE IF NOT EXISTS pd_source_works (
-    film_reg_id    VARCHAR NOT NULL,
+    film_reg_id    VARCHAR NOT NULL,         -- normalised as classify() reads it (the audit joins on it)
     film_reg_date  DATE,
     source_title   VARCHAR NOT NULL,
     renewed        BOOLEAN,
-    renewal_id     VARCHAR
+    renewal_id     VARCHAR,
+    film_reg_id_raw VARCHAR                  -- the number as the input file gives it
 );
+ALTER TABLE pd_source_works ADD COLUMN IF NOT EXISTS film_reg_id_raw VARCHAR;
 
 -- ---------------------------------------------------------------------------------------------
 -- Collection (SPEC B2: top-100 ∩ (likely) public domain ∩ sound film on the Internet Archive)

@@ -76,3 +76,14 @@ def test_classify_cli_reports_the_reason_code(tmp_path):
     assert res.exit_code == 0, res.output
     out = __import__("json").loads(res.stdout)
     assert out[0]["status"] == "protected" and "R5_source_work_renewed" in out[0]["reason"]
+
+
+def test_stored_rows_carry_the_number_classify_reads():
+    """An OCR-damaged class letter (1P) is stored normalised, so the collection audit joins the
+    source work to the film exactly as classify() matched it; the number as given stays beside it."""
+    from flows.stages.pd_cce import source_work_rows
+
+    (row,) = source_work_rows([SourceWork("1P4630", "1934-02-16", "Winter Orchard (novel)", True, "R231245")])
+    assert row["film_reg_id"] == "LP4630" and row["film_reg_id_raw"] == "1P4630"
+    (same,) = source_work_rows([SourceWork("LP4630", "1934-02-16", "Winter Orchard (novel)", True, None)])
+    assert same["film_reg_id"] == same["film_reg_id_raw"] == "LP4630"

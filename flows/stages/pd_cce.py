@@ -379,15 +379,20 @@ def load_source_works(path: Path | None) -> list:
 
 
 def source_work_rows(source_works: list) -> list[dict[str, Any]]:
-    """``pd_source_works`` rows of :class:`validators.copyright_status.SourceWork` values."""
-    return [{"film_reg_id": s.film_reg_id, "film_reg_date": s.film_reg_date, "source_title": s.source_title,
+    """``pd_source_works`` rows of :class:`validators.copyright_status.SourceWork` values; the
+    film's registration number normalised as classify() reads it (``1P4630`` → ``LP4630``), so
+    the collection audit joins on the same key; the number as given is kept beside it."""
+    from extractors.cce.normalize import normalize_reg_id
+
+    return [{"film_reg_id": normalize_reg_id(s.film_reg_id, classes=None).value or s.film_reg_id,
+             "film_reg_id_raw": s.film_reg_id, "film_reg_date": s.film_reg_date, "source_title": s.source_title,
              "renewed": s.renewed, "renewal_id": s.renewal_id} for s in source_works]
 
 
 class CopyrightStatusStage(PDStage):
     uses_as_of = True
     name = "copyright-status"
-    version = "2"  # 2: source works (AFI "based on", rule R5)
+    version = "3"  # 2: source works (AFI "based on", rule R5); 3: their numbers normalised
     reads = ("pd_registrations", "pd_renewals", "pd_match_decisions")
     writes = ("pd_matches", "pd_status", "pd_source_works")
 
