@@ -303,8 +303,18 @@ def register(app: typer.Typer) -> None:
         _prefect_env(h)
         from flows.hollywood import build_hollywood, format_summary
 
-        summary = build_hollywood(sample=sample, config=str(config) if config else None, home=str(h),
-                                  as_of=as_of, force=force)
+        from extractors.providers.errors import ProviderError
+
+        try:
+            summary = build_hollywood(sample=sample, config=str(config) if config else None, home=str(h),
+                                      as_of=as_of, force=force)
+        except ProviderError as exc:
+            # a network fault or refusal the bounded retries could not get past: the run is
+            # recorded as failed in the Hollywood state DB, finished stages stay reusable
+            Console(stderr=True).print(
+                f"[red]hollywood build stopped: {exc.reason_code}[/red]: {exc.detail}. Nothing was published; "
+                "stages that finished are kept, and the next build resumes from them.", highlight=False)
+            raise typer.Exit(5)
         if as_json:
             print(json.dumps(summary, indent=2, default=str))
         else:

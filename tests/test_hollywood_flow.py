@@ -328,3 +328,26 @@ def test_no_secret_in_any_file_under_cinesub_home(built):
     con = duckdb.connect(str(built["home"] / "hollywood" / "state.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM pd_tuples WHERE extractor = 'gemini'").fetchone()[0] > 0
     con.close()
+
+
+def test_live_build_without_the_archive_stops_with_a_reason_code(tmp_path):
+    """A live build whose Internet Archive host does not answer (a closed loopback port) ends
+    with exit code 5 and the provider's reason code, records the run as failed and publishes
+    nothing."""
+    import socket
+
+    import duckdb
+
+    with socket.socket() as s:  # a free port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    catalog = tmp_path / "catalog.tsv"
+    catalog.write_text("imdb\ttitle\tyear\ntt0000001\tX\t1934\n")
+    home = tmp_path / "live"
+    res = run_cli(home, "hollywood", "build", timeout=300, CINESUB_HOLLYWOOD__CATALOG_PATH=str(catalog),
+                  CINESUB_HOLLYWOOD__IA_HOST=f"127.0.0.1:{port}")
+    assert res.returncode == 5, res.stderr[-3000:]
+    assert "hollywood build stopped: network" in " ".join(res.stderr.split())
+    with duckdb.connect(str(home / "hollywood" / "state.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT status FROM runs").fetchall() == [("failed",)]
+    assert not (home / "hollywood" / "releases").exists() or not any((home / "hollywood" / "releases").iterdir())
