@@ -390,20 +390,24 @@ def split_entries(text: str) -> list[str]:
     return out
 
 
-def parse_renewal_text(text: str, *, volume_year: int | None = None, classes: Iterable[str] | None = None,
-                       ranges: Mapping[str, tuple[int, int]] | None = None,
-                       coverage: tuple[int, int] | None = None) -> ParseResult:
-    """Every entry of an OCR'd renewal list: records, and an :class:`Unparsed` for each entry
-    that could not be read (never silently skipped)."""
+def _collect(parsed: Iterable[Any]) -> ParseResult:
+    """One :class:`ParseResult` from per-entry results (a list of records, or an Unparsed)."""
     result = ParseResult()
-    for entry in split_entries(text):
-        got = parse_renewal_entry(entry, volume_year=volume_year, classes=classes, ranges=ranges,
-                                  coverage=coverage)
+    for got in parsed:
         if isinstance(got, Unparsed):
             result.unparsed.append(got)
         else:
             result.records += got
     return result
+
+
+def parse_renewal_text(text: str, *, volume_year: int | None = None, classes: Iterable[str] | None = None,
+                       ranges: Mapping[str, tuple[int, int]] | None = None,
+                       coverage: tuple[int, int] | None = None) -> ParseResult:
+    """Every entry of an OCR'd renewal list: records, and an :class:`Unparsed` for each entry
+    that could not be read (never silently skipped)."""
+    return _collect(parse_renewal_entry(entry, volume_year=volume_year, classes=classes, ranges=ranges,
+                                        coverage=coverage) for entry in split_entries(text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,15 +495,8 @@ def parse_registration_text(text: str, *, volume_year: int | None = None,
     """Registration entries of a volume page (split by :func:`split_registration_entries`):
     records, and an :class:`Unparsed` with its reason for every piece that is not an entry.
     ``coverage``: the years a cumulative volume covers (:func:`volume_coverage`)."""
-    result = ParseResult()
-    for piece in split_registration_entries(text):
-        got = parse_registration_entry(piece, volume_year=volume_year, classes=classes, ranges=ranges,
-                                       coverage=coverage)
-        if isinstance(got, Unparsed):
-            result.unparsed.append(got)
-        else:
-            result.records += got
-    return result
+    return _collect(parse_registration_entry(piece, volume_year=volume_year, classes=classes, ranges=ranges,
+                                             coverage=coverage) for piece in split_registration_entries(text))
 
 
 # ---------------------------------------------------------------------------------------------
