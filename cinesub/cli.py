@@ -8,23 +8,62 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import typer
-from rich.console import Console
-from rich.table import Table
+# before anything imports Prefect: its first-run telemetry banner and events stay off
+os.environ.setdefault("DO_NOT_TRACK", "1")
 
-app = typer.Typer(help="Build, audit and publish research corpora about films.", no_args_is_help=True)
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from cinesub.errors import ExitCode, UsageError  # noqa: E402
+
+
+class _GuardedTyper(typer.Typer):
+    """``app()`` (the ``cinesub`` script) runs through :func:`cinesub.cli_errors.run_guarded`:
+    every error is one line on stderr and a documented exit code, never a traceback."""
+
+    def __call__(self, *args, **kwargs):
+        if args or kwargs:  # a caller driving click itself (tests, embedding)
+            return super().__call__(*args, **kwargs)
+        from cinesub.cli_errors import run_guarded
+
+        sys.exit(run_guarded(lambda **kw: super(_GuardedTyper, self).__call__(**kw)))
+
+
+app = _GuardedTyper(help="Build, audit and publish research corpora about films.", no_args_is_help=True)
 sample_app = typer.Typer(help="The embedded sample world.", no_args_is_help=True)
 app.add_typer(sample_app, name="sample")
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("cinesub")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            from cinesub import __version__ as v
+        print(f"cinesub {v}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                       help="Print the version and exit.")) -> None:
+    pass
 
 
 def _home(home: Optional[Path]) -> Path:
-    return (home or Path(os.environ.get("CINESUB_HOME", "./var"))).resolve()
+    from cinesub.lock import check_home
+
+    return check_home(home)
 
 
 def _prefect_env(home: Path) -> None:
     """Keep Prefect's own state under CINESUB_HOME unless the user configured Prefect."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect's telemetry banner and events: off
     os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
     Path(os.environ["PREFECT_HOME"]).expanduser().mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
@@ -44,46 +83,48 @@ def build(
     faults: Optional[str] = typer.Option(None, help="Sample builds: provider fault modes, 'all' or a list "
                                          "(rate_429,quota,server_5xx,slow,truncated,html_body,zip_bomb,zip_slip)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    wait: bool = typer.Option(False, "--wait", help="When another build holds this home, wait for it."),
+    wait_timeout: Optional[float] = typer.Option(None, "--wait-timeout", help="With --wait: give up after "
+                                                 "this many seconds (exit 6)."),
 ) -> None:
     """Run the build-cinesub flow and print where the release is and a summary."""
+    from cinesub.settings import load_settings
+
     h = _home(home)
-    _prefect_env(h)
-    if config is not None and not config.exists():
-        console.print(f"[red]config file not found: {config}[/red]")
-        raise typer.Exit(2)
+    check_config_path(config)
+    check_wait_timeout(wait_timeout)
     if faults and not sample:
-        console.print("[red]--faults needs --sample (fault modes belong to the fixture servers)[/red]")
-        raise typer.Exit(2)
+        raise UsageError("--faults needs --sample (fault modes belong to the fixture servers)")
     if faults:
         from fixtures.faults import parse_faults
 
         try:
             parse_faults(faults)
         except ValueError as exc:
-            console.print(f"[red]{exc}[/red]")
-            raise typer.Exit(2)
+            raise UsageError(str(exc), "bad_faults") from None
+    if sample:
+        check_films(films)
+    settings = load_settings(config, h)  # a bad config is an error before anything runs
     if not sample:
-        from cinesub.settings import load_settings
-
-        settings = load_settings(config, h)
         missing = [name for name, value in (("inputs.sources_dir", settings.inputs.sources_dir),
                                             ("inputs.subtitles_dir", settings.inputs.subtitles_dir))
                    if value is None or not Path(value).is_dir()]
         if missing:
-            console.print(f"[red]a non-sample build needs {', '.join(missing)} (an existing directory; "
-                          "set it in --config or CINESUB_INPUTS__SOURCES_DIR / CINESUB_INPUTS__SUBTITLES_DIR), "
-                          "or use --sample[/red]")
-            raise typer.Exit(2)
-    from flows.build import build_cinesub, format_summary
+            raise UsageError(f"a non-sample build needs {', '.join(missing)} (an existing directory; "
+                             "set it in --config or CINESUB_INPUTS__SOURCES_DIR / CINESUB_INPUTS__SUBTITLES_DIR), "
+                             "or use --sample", "inputs_missing")
+    _prefect_env(h)
+    with build_lock(h, wait, wait_timeout):
+        from flows.build import build_cinesub, format_summary
 
-    summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
-                            sample_seed=seed, n_films=films, force=force, faults=faults)
+        summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
+                                sample_seed=seed, n_films=films, force=force, faults=faults)
     paused = summary.get("status") == "paused"
     blocked = summary.get("status") == "blocked"
     if as_json:
         print(json.dumps(summary, indent=2, default=str))
     elif blocked:
-        Console(stderr=True).print(
+        Console(stderr=True, soft_wrap=True).print(
             f"[red]release blocked by the consistency gate[/red]: {summary['gate'].get('n_failures')} failures "
             f"({', '.join(f'{code} {n}' for codes in (summary['gate'].get('counts') or {}).values() for code, n in codes.items())}); "
             f"nothing was published. Report: {summary['gate_report']}")
@@ -94,9 +135,44 @@ def build(
     else:
         _print_summary(summary, format_summary)
     if paused:
-        raise typer.Exit(3)
+        raise typer.Exit(ExitCode.PAUSED)
     if blocked:
-        raise typer.Exit(4)
+        raise typer.Exit(ExitCode.BLOCKED)
+
+
+def check_config_path(config: Optional[Path]) -> None:
+    if config is not None and not config.is_file():
+        raise UsageError(f"config file not found (or not a file): {config}", "config_not_found")
+
+
+def check_wait_timeout(value: Optional[float]) -> None:
+    import math
+
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise UsageError(f"--wait-timeout must be a finite number of seconds >= 0, got {value}", "bad_value")
+
+
+def check_films(films: int) -> None:
+    from cinesub.sample.generate import MIN_FILMS
+
+    if films < MIN_FILMS:
+        raise UsageError(f"--films {films}: the sample world needs at least {MIN_FILMS} films (one per funnel "
+                         "case plus passing films)", "bad_value")
+
+
+def build_lock(home: Path, wait: bool = False, timeout: Optional[float] = None):
+    """The exclusive lock on ``home`` for a build (docs: README "Exit codes", 6)."""
+    from cinesub.lock import home_lock
+
+    def waiting(holder) -> None:
+        console.print(f"waiting for {home}: locked by {holder.describe() if holder else 'another process'}",
+                      highlight=False)
+
+    def stale(holder) -> None:
+        console.print(f"note: took over the lock of {holder.describe()}, which ended without releasing it",
+                      highlight=False)
+
+    return home_lock(home, wait=wait, timeout=timeout, on_wait=waiting, on_stale=stale)
 
 
 def _print_summary(summary: dict, format_summary) -> None:
@@ -128,7 +204,13 @@ def sample_generate(
     """Write the deterministic sample world (pages, datasets, subtitles, ground truth)."""
     from cinesub.sample.generate import generate
 
-    manifest = generate(directory, seed=seed, n_films=films)
+    check_films(films)
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory", "not_a_directory")
+    try:
+        manifest = generate(directory, seed=seed, n_films=films)
+    except FileExistsError as exc:
+        raise UsageError(str(exc), "directory_not_empty") from None
     info = {
         "directory": str(directory.resolve()),
         "films": len(manifest.get("films", [])),
@@ -160,5 +242,5 @@ def main() -> None:  # pragma: no cover
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
+    app()
 

@@ -40,14 +40,17 @@ def _fail(message: str) -> None:
 def _read_tsv(path: Path, required: tuple[str, ...], what: str) -> list[dict[str, Any]]:
     if not path.is_file():
         _fail(f"{what} file not found: {path}")
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        columns = [c.strip() for c in (reader.fieldnames or [])]
-        missing = [c for c in required if c not in columns]
-        if missing:
-            _fail(f"{what} {path}: missing column(s) {', '.join(missing)} (has: {', '.join(columns) or 'none'}; "
-                  f"tab-separated with a header row)")
-        rows = [{(k or "").strip(): (v or "").strip() for k, v in r.items()} for r in reader]
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.DictReader(fh, delimiter="\t")
+            columns = [c.strip() for c in (reader.fieldnames or [])]
+            missing = [c for c in required if c not in columns]
+            if missing:
+                _fail(f"{what} {path}: missing column(s) {', '.join(missing)} (has: {', '.join(columns) or 'none'}; "
+                      f"tab-separated with a header row)")
+            rows = [{(k or "").strip(): (v or "").strip() for k, v in r.items()} for r in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        _fail(f"{what} {path}: cannot read ({exc}); expected UTF-8, tab-separated with a header row")
     return rows
 
 

@@ -36,12 +36,15 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def _home(home: Optional[Path]) -> Path:
-    return (home or Path(os.environ.get("CINESUB_HOME", "./var"))).resolve()
+    from cinesub.lock import check_home
+
+    return check_home(home)
 
 
 def _fail(message: str) -> None:
-    err.print(f"[red]{message}[/red]", highlight=False)
-    raise typer.Exit(2)
+    from cinesub.errors import UsageError
+
+    raise UsageError(message)
 
 
 def _date(value: str, what: str) -> date:
@@ -284,37 +287,42 @@ def register(app: typer.Typer) -> None:
                                             "2026-01-01)."),
         force: bool = typer.Option(False, "--force", help="Rerun every stage even when its inputs are unchanged."),
         as_json: bool = typer.Option(False, "--json", help="Print the build summary as JSON."),
+        wait: bool = typer.Option(False, "--wait", help="When another build holds this home, wait for it."),
+        wait_timeout: Optional[float] = typer.Option(None, "--wait-timeout", help="With --wait: give up after "
+                                                     "this many seconds (exit 6)."),
     ) -> None:
         """Run the build-hollywood flow; print the release path, collection size and evaluation."""
-        from cinesub.cli import _prefect_env
+        from cinesub.cli import _prefect_env, build_lock, check_config_path, check_wait_timeout
+        from cinesub.settings import load_settings
 
         h = _home(home)
-        if config is not None and not config.exists():
-            _fail(f"config file not found: {config}")
+        check_config_path(config)
+        check_wait_timeout(wait_timeout)
         if as_of is not None:
             _date(as_of, "--as-of")
+        hs = load_settings(config, h).hollywood  # a bad config is an error before anything runs
         if not sample:
-            from cinesub.settings import load_settings
-
-            hs = load_settings(config, h).hollywood
             if hs.catalog_path is None or not Path(hs.catalog_path).is_file():
                 _fail("a live Hollywood build needs hollywood.catalog_path (a TSV imdb, title, year[, votes] derived "
                       "from IMDb title.basics; CINESUB_HOLLYWOOD__CATALOG_PATH), or use --sample")
         _prefect_env(h)
-        from flows.hollywood import build_hollywood, format_summary
-
         from extractors.providers.errors import ProviderError
 
         try:
-            summary = build_hollywood(sample=sample, config=str(config) if config else None, home=str(h),
-                                      as_of=as_of, force=force)
+            with build_lock(h, wait, wait_timeout):
+                from flows.hollywood import build_hollywood
+
+                summary = build_hollywood(sample=sample, config=str(config) if config else None, home=str(h),
+                                          as_of=as_of, force=force)
         except ProviderError as exc:
             # a network fault or refusal the bounded retries could not get past: the run is
             # recorded as failed in the Hollywood state DB, finished stages stay reusable
-            Console(stderr=True).print(
+            err.print(
                 f"[red]hollywood build stopped: {exc.reason_code}[/red]: {exc.detail}. Nothing was published; "
                 "stages that finished are kept, and the next build resumes from them.", highlight=False)
             raise typer.Exit(5)
+        from flows.hollywood import format_summary
+
         if as_json:
             print(json.dumps(summary, indent=2, default=str))
         else:
@@ -363,7 +371,9 @@ def register(app: typer.Typer) -> None:
         if not by.strip():
             _fail("--by must name the curator")
         alias_text = " ".join(alias.split())
-        with pd_connect(pd_state_db(load_settings(None, _home(home)))) as con:
+        from cinesub.lock import home_lock
+
+        with home_lock(_home(home)), pd_connect(pd_state_db(load_settings(None, _home(home)))) as con:
             con.execute("INSERT OR REPLACE INTO pd_alias_decisions VALUES (?, ?, ?, ?, ?)",
                         [year, alias_text, value, by.strip(), utcnow()])
         Console().print(f"alias {year} {alias_text!r} → {value or 'none'} (by {by.strip()}); the next build honours it",
@@ -389,7 +399,9 @@ def register(app: typer.Typer) -> None:
             _fail("--by must name the curator")
         when = _date(reg_date, "REG_DATE")
         decision = "renewed" if renewal else "not_renewed"
-        with pd_connect(pd_state_db(load_settings(None, _home(home)))) as con:
+        from cinesub.lock import home_lock
+
+        with home_lock(_home(home)), pd_connect(pd_state_db(load_settings(None, _home(home)))) as con:
             con.execute("INSERT OR REPLACE INTO pd_match_decisions VALUES (?, ?, ?, ?, ?, ?)",
                         [reg_id.strip(), when, renewal.strip() if renewal else None, decision, by.strip(), utcnow()])
         Console().print(f"{reg_id.strip()} ({when}) {decision}" + (f" by {renewal}" if renewal else "")

@@ -13,6 +13,7 @@ errors (missing or unreadable file, unknown language or policy, runtime not posi
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)
 
 
 def _usage(message: str) -> typer.Exit:
@@ -61,10 +62,14 @@ def register(app: typer.Typer) -> None:
             raise _usage(f"unknown language {language!r}: expected one of {', '.join(LANGUAGES)}")
         if policy not in POLICIES:
             raise _usage(f"unknown policy {policy!r}: expected one of {', '.join(POLICIES)}")
-        if runtime is not None and not runtime > 0:
-            raise _usage(f"--runtime must be a positive number of minutes, got {runtime:g}")
+        if runtime is not None and not (math.isfinite(runtime) and runtime > 0):
+            raise _usage(f"--runtime must be a positive, finite number of minutes, got {runtime:g}")
         if config is not None and not config.is_file():
             raise _usage(f"config file not found: {config}")
+        if dump_entries is not None and not dump_entries.resolve().parent.is_dir():
+            raise _usage(f"--dump-entries {dump_entries}: folder {dump_entries.resolve().parent} does not exist")
+        if dump_entries is not None and dump_entries.is_dir():
+            raise _usage(f"--dump-entries {dump_entries} is a folder; give a file name")
         raw = _read(path, "file")
         en_raw = _read(english, "English file") if english is not None else None
         try:
@@ -81,8 +86,11 @@ def register(app: typer.Typer) -> None:
         res = inspect_file(raw, lang, policy, runtime, thresholds, english=english_summary)
         report: dict[str, Any] = {"file": str(path), **res.report}
         if dump_entries is not None:
-            with dump_entries.open("w", encoding="utf-8") as fh:
-                report["dumped_entries"] = write_entries_jsonl(res.table, fh)
+            try:
+                with dump_entries.open("w", encoding="utf-8") as fh:
+                    report["dumped_entries"] = write_entries_jsonl(res.table, fh)
+            except OSError as e:
+                raise _usage(f"cannot write --dump-entries {dump_entries}: {e.strerror or e}") from e
         if as_json:
             print(json.dumps(report, ensure_ascii=False, indent=2, default=str))
         else:

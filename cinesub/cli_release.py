@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -13,7 +12,22 @@ from rich.table import Table
 
 
 def _releases_dir(home: Optional[Path]) -> Path:
-    return (home or Path(os.environ.get("CINESUB_HOME", "./var"))).resolve() / "releases"
+    from cinesub.lock import check_home
+
+    return check_home(home) / "releases"
+
+
+def _manifest(path: Path) -> dict:
+    """A release manifest; a damaged one is a one-line error (exit 2), not a traceback."""
+    from cinesub.errors import UsageError
+
+    try:
+        man = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"release manifest {path} is unreadable or not JSON: {exc}", "manifest_damaged") from None
+    if not isinstance(man, dict) or not isinstance(man.get("files", {}), dict):
+        raise UsageError(f"release manifest {path} is not a manifest object", "manifest_damaged")
+    return man
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +44,7 @@ def register(app: typer.Typer) -> None:
         latest = latest_version(rdir)
         rows = []
         for v in list_releases(rdir):
-            man = json.loads((rdir / v / "manifest.json").read_text())
+            man = _manifest(rdir / v / "manifest.json")
             rows.append({"version": v, "change": man.get("change"), "previous": man.get("previous"),
                          "latest": v == latest,
                          "films": man["files"].get("films.parquet", {}).get("rows"),
@@ -59,9 +73,9 @@ def register(app: typer.Typer) -> None:
             version = latest_version(rdir) or ""
         path = rdir / version / "manifest.json"
         if not version or not path.is_file():
-            Console(stderr=True).print(f"[red]no release {version or '(none yet)'} in {rdir}[/red]")
+            Console(stderr=True, soft_wrap=True).print(f"[red]no release {version or '(none yet)'} in {rdir}[/red]")
             raise typer.Exit(2)
-        man = json.loads(path.read_text())
+        man = _manifest(path)
         if as_json:
             print(json.dumps(man, indent=2))
             return
@@ -88,7 +102,7 @@ def register(app: typer.Typer) -> None:
         try:
             a, b = resolve(rdir, v1), resolve(rdir, v2)
         except FileNotFoundError as exc:
-            Console(stderr=True).print(f"[red]{exc}[/red]")
+            Console(stderr=True, soft_wrap=True).print(f"[red]{exc}[/red]")
             raise typer.Exit(2)
         d = diff_releases(a, b)
         if as_json:
@@ -106,15 +120,19 @@ def register(app: typer.Typer) -> None:
         """Remove a film on request: a new major release without it; the withdrawal is logged."""
         from cinesub.settings import load_settings
         from cinesub.state import connect
-        from warehouse.load import manifest as read_manifest, resolve
+        from warehouse.load import resolve
         from warehouse.release import ReleaseBlocked
         from warehouse.withdraw import WithdrawError, withdraw
 
-        settings = load_settings(str(config) if config else None, home.resolve() if home else None)
+        from cinesub.lock import check_home, home_lock
+
+        if config is not None and not config.is_file():
+            raise typer.BadParameter(f"config file not found: {config}", param_hint="--config")
+        settings = load_settings(str(config) if config else None, check_home(home))
         rdir = settings.releases_dir
-        err = Console(stderr=True)
+        err = Console(stderr=True, soft_wrap=True)
         try:
-            latest = read_manifest(resolve(rdir, "latest"))
+            latest = _manifest(resolve(rdir, "latest") / "manifest.json")
         except FileNotFoundError as exc:
             err.print(f"[red]{exc}[/red]")
             raise typer.Exit(2)
@@ -123,7 +141,7 @@ def register(app: typer.Typer) -> None:
                   "release_settings": settings.release, "reports_dir": settings.reports_dir,
                   "thresholds": settings.thresholds}
         try:
-            with connect(settings.state_db) as con:
+            with home_lock(settings.home), connect(settings.state_db) as con:
                 out = withdraw(con, rdir, film, reason=reason, requested_by=by, publish_kwargs=kwargs)
         except WithdrawError as exc:
             err.print(f"[red]{exc.code}: {exc}[/red]")
@@ -150,7 +168,7 @@ def register(app: typer.Typer) -> None:
         from warehouse.export import export_release
         from warehouse.load import resolve
 
-        err = Console(stderr=True)
+        err = Console(stderr=True, soft_wrap=True)
         if fmt not in ("json", "parquet", "hf"):
             err.print(f"[red]unknown format {fmt!r}: use json, parquet or hf[/red]")
             raise typer.Exit(2)

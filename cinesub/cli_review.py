@@ -63,12 +63,15 @@ def register(app: typer.Typer) -> None:
 # state access
 # --------------------------------------------------------------------------------------------
 def _home(home: Optional[Path]) -> Path:
-    return (home or Path(os.environ.get("CINESUB_HOME", "./var"))).resolve()
+    from cinesub.lock import check_home
+
+    return check_home(home)
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[red]{message}[/red]", highlight=False)
-    raise typer.Exit(code)
+    from cinesub.errors import CinesubError
+
+    raise CinesubError(message, "review_input", exit_code=code)
 
 
 @contextlib.contextmanager
@@ -80,17 +83,38 @@ def _state(home: Optional[Path], write: bool = False) -> Iterator[duckdb.DuckDBP
     path = _home(home) / "state.duckdb"
     if not path.exists():
         _fail(f"no state database at {path}: run `cinesub build` first (or pass --home)")
+    held = contextlib.ExitStack()
+    if write:  # a writer of the state takes the home lock, as a build does (exit 6 while one runs)
+        from cinesub.lock import home_lock
+
+        held.enter_context(home_lock(_home(home)))
     try:
         if write:
             init_state(path)
         con = duckdb.connect(str(path), read_only=not write)
     except duckdb.IOException as exc:  # another process (a running build) holds the write lock
-        _fail(f"cannot open {path}: {exc}. Is a build running? Retry when it has finished.")
+        held.close()
+        _fail(f"cannot open {path}: {exc}. Is a build running? Retry when it has finished.", 6)
     try:
+        _link_decision_views(con)
         con.execute(render_sql("review.sql", processing_version=PROCESSING_VERSION))
         yield con
     finally:
         con.close()
+        held.close()
+
+
+def _link_decision_views(con: duckdb.DuckDBPyConnection) -> None:
+    """The view of sql/link_decisions.sql; a state DB written before ``link_decisions`` existed
+    (opened read-only, so not migrated) reads as one without entity-link decisions."""
+    from cinesub.state import sql_text
+
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'link_decisions' "
+                       "AND NOT temporary").fetchone()[0]:
+        con.execute("CREATE OR REPLACE TEMP TABLE link_decisions (decision_id VARCHAR, kim_id VARCHAR, "
+                    "decision VARCHAR, kim_imdb_id VARCHAR, csm_imdb_id VARCHAR, note VARCHAR, "
+                    "decided_by VARCHAR, decided_at TIMESTAMPTZ)")
+    con.execute(sql_text("link_decisions.sql"))
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
@@ -166,6 +190,7 @@ def review_list(
                + " ORDER BY imdb_id, language, rank NULLS LAST, file_id")
         tracks = _rows(con, sql, params)
         links = _rows(con, "SELECT * FROM review_link_queue ORDER BY decision = 'open' DESC, kim_id")
+        link_history = _rows(con, "SELECT * FROM review_link_decision_history ORDER BY decided_at, decision_id")
         known_layers = [r[0] for r in con.execute("SELECT DISTINCT layer FROM flags ORDER BY 1").fetchall()]
     if layer and layer not in known_layers:
         err.print(f"note: no flag on layer {layer!r} in the state (layers: {', '.join(known_layers) or 'none'})")
@@ -173,7 +198,7 @@ def review_list(
 
     pd = pd_review_queues(_home(home))  # the Hollywood collection's queues, when it was built here
     if as_json:
-        out_json = {"tracks": tracks, "link_reviews": links}
+        out_json = {"tracks": tracks, "link_reviews": links, "link_decisions": link_history}
         if pd is not None:
             out_json["variety_aliases"] = pd["aliases"]
             out_json["copyright_matches"] = pd["matches"]
@@ -197,12 +222,16 @@ def review_list(
                   r["file_id"], r["track_status"], ", ".join(r["layers"]), sel, dec, r["film_status"])
     out.print(t)
     lt = Table(title=f"entity-link review queue (link_reviews): {len(links)}")
-    for col in ("kim id", "title", "KIM imdb", "CSM imdb", "reason", "decision"):
+    for col in ("kim id", "title", "KIM imdb", "CSM imdb", "reason", "decision", "film status"):
         lt.add_column(col, overflow="fold")
     for r in links:
+        dec = r["decision"] if r["decision"] == "open" else (
+            f"{r['decision']} by {r['decided_by']}" + ("" if r["applied"] else " (next build)"))
         lt.add_row(r["kim_id"], f"{r['title'] or ''} ({r['year'] or '?'})", r["kim_imdb_id"] or "-",
-                   r["csm_imdb_id"] or "-", r["reason"], r["decision"])
+                   r["csm_imdb_id"] or "-", r["reason"], dec, r["film_status"])
     out.print(lt)
+    if links:
+        out.print("decide with `cinesub review decide-link KIM_ID --accept kim|csm|reject --note TEXT`")
     if pd is not None:
         out.print(f"Hollywood collection queues: {pd['counts']['aliases']} Variety alias(es), "
                   f"{pd['counts']['matches']} copyright match(es), {pd['counts']['cities']} unknown city(ies) to review "
@@ -373,6 +402,59 @@ def review_decide(
     if action is Action.replace and remaining == 0:
         out.print("[yellow]note: no later candidate in the chain; the film-language will have no clean "
                   "track[/yellow]")
+
+
+class LinkChoice(str, Enum):
+    kim = "kim"
+    csm = "csm"
+    reject = "reject"
+
+
+@review_app.command("decide-link")
+def review_decide_link(
+    kim_id: str = typer.Argument(..., help="KIM page id of the disagreement (see `cinesub review list`)."),
+    accept: LinkChoice = typer.Option(..., "--accept", help="kim (the KIM IMDb id is right) | csm (the CSM "
+                                      "IMDb id is right) | reject (drop the film at gate 3)."),
+    note: str = typer.Option(..., "--note", help="Why (stored with the decision; required)."),
+    by: Optional[str] = typer.Option(None, "--by", help="Who decides (default $USER)."),
+    home: Optional[Path] = typer.Option(None, "--home", help=HOME_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the stored decision as JSON."),
+) -> None:
+    """Decide an entity-link disagreement (append-only); the next build honours it."""
+    from cinesub.records import utcnow
+    from validators.entity_link import CHOICES, EFFECTS
+
+    note = note.strip()
+    if not note:
+        _fail("--note must say why (it is the audit trail)")
+    author = (by if by is not None else os.environ.get("USER") or os.environ.get("LOGNAME") or "").strip()
+    if not author:
+        _fail("who decides? pass --by NAME (no $USER in the environment)")
+    decision = CHOICES[accept.value]
+    with _state(home, write=True) as con:
+        found = _rows(con, "SELECT * FROM review_link_queue WHERE kim_id = ?", [kim_id.strip()])
+        if not found:
+            known = [r[0] for r in con.execute("SELECT kim_id FROM link_reviews ORDER BY 1 LIMIT 10").fetchall()]
+            _fail(f"no entity-link review for KIM id {kim_id!r} (queue: {', '.join(known) or 'empty'})")
+        review = found[0]
+        if decision == "accept_csm" and not review["csm_imdb_id"]:
+            _fail(f"the CSM page of {review['kim_id']} has no IMDb id to accept ({review['reason']}): "
+                  "use --accept kim or --accept reject")
+        now = utcnow()
+        decision_id = now.strftime("%Y%m%dT%H%M%S%fZ") + "-" + uuid.uuid4().hex[:8]
+        row = {"decision_id": decision_id, "kim_id": review["kim_id"], "decision": decision,
+               "kim_imdb_id": review["kim_imdb_id"], "csm_imdb_id": review["csm_imdb_id"], "note": note,
+               "decided_by": author, "decided_at": now}
+        con.execute("INSERT INTO link_decisions (decision_id, kim_id, decision, kim_imdb_id, csm_imdb_id, note, "
+                    "decided_by, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(row.values()))
+    result = dict(row, previous=review["decision"], effect=EFFECTS[decision])
+    if as_json:
+        _print_json(result)
+        return
+    out = _out()
+    out.print(f"recorded {decision_id}: {decision} on {review['kim_id']} (KIM {review['kim_imdb_id']} vs CSM "
+              f"{review['csm_imdb_id'] or '-'}; was {review['decision']}) by {author}", highlight=False)
+    out.print(EFFECTS[decision])
 
 
 EXPORT_COLUMNS = ("decision_id", "decided_at", "decided_by", "action", "note", "track_id", "imdb_id", "title",

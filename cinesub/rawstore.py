@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 from pathlib import Path
+
+from cinesub import tmpfiles
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -36,7 +37,7 @@ class RawStore:
         if target.exists():
             return digest, False
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        fd, tmp = tmpfiles.mkstemp("raw", target.parent)  # named after this process: swept if it dies
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

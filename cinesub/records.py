@@ -24,6 +24,7 @@ LAYERS: tuple[str, ...] = (
     "provider_body",
     "timestamp_syntax",
     "structure",
+    "index_duplicate",
     "encoding",
     "chronology",
     "block_lifespan",

@@ -7,17 +7,21 @@ Prefect Secret block named in the config (resolved lazily by :func:`resolve_secr
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
 import tomllib
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import pydantic
 import yaml
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from cinesub.errors import ConfigError
 
 #: The six subtitle languages of the corpus (SPEC A1 gate 5), ISO 639-1.
 LANGUAGES: tuple[str, ...] = ("en", "ar", "id", "fa", "ro", "vi")
@@ -44,28 +48,40 @@ COUNTRIES: tuple[str, ...] = (
 )
 
 
+#: settings sections: unknown keys are errors (a typo must not be silently ignored), so are inf/nan
+_STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
 class Thresholds(BaseModel):
     """SPEC A5 verification thresholds (defaults are the paper's)."""
 
-    block_lifespan_min: float = Field(15.0, description="flag a single block lasting >= this many minutes")
-    delayed_onset_min: float = Field(5.0, description="flag when the first subtitle starts after this many minutes")
-    runtime_coverage_min_ratio: float = Field(2 / 3, description="flag when last end / runtime < this")
-    macro_interval_min: float = Field(15.0, description="flag a gap >= this many minutes between adjacent blocks")
-    language_min_share: float = Field(0.80, description="flag when the share of text in the expected language < this")
-    span_ratio_min: float = Field(0.65, description="duration audit: span / runtime < this opens inspection")
-    token_ratio_min: float = Field(0.60, description="duration audit: tokens / English tokens < this")
-    entry_ratio_min: float = Field(0.70, description="duration audit: entries / English entries < this")
-    span_vs_english_max_diff: float = Field(0.25, description="duration audit: |span - English span| / English span > this")
-    max_candidates: int = Field(5, description="candidates tried per film and language before giving up")
+    model_config = _STRICT
+
+    block_lifespan_min: float = Field(15.0, gt=0, description="flag a single block lasting >= this many minutes")
+    delayed_onset_min: float = Field(5.0, ge=0, description="flag when the first subtitle starts after this many minutes")
+    runtime_coverage_min_ratio: float = Field(2 / 3, ge=0, le=1, description="flag when last end / runtime < this")
+    macro_interval_min: float = Field(15.0, gt=0, description="flag a gap >= this many minutes between adjacent blocks")
+    language_min_share: float = Field(0.80, ge=0, le=1,
+                                      description="flag when the share of text in the expected language < this")
+    span_ratio_min: float = Field(0.65, ge=0, le=1, description="duration audit: span / runtime < this opens inspection")
+    token_ratio_min: float = Field(0.60, ge=0, description="duration audit: tokens / English tokens < this")
+    entry_ratio_min: float = Field(0.70, ge=0, description="duration audit: entries / English entries < this")
+    span_vs_english_max_diff: float = Field(0.25, ge=0,
+                                            description="duration audit: |span - English span| / English span > this")
+    max_candidates: int = Field(5, ge=1, le=1000, description="candidates tried per film and language before giving up")
 
 
 class SafetySettings(BaseModel):
     """SPEC A9 settings."""
 
-    discrepancy_large: int = Field(5, description="|subtitle count - KIM count| above this is a large discrepancy")
+    model_config = _STRICT
+
+    discrepancy_large: int = Field(5, ge=0, description="|subtitle count - KIM count| above this is a large discrepancy")
 
 
 class ProviderSettings(BaseModel):
+    model_config = _STRICT
+
     opensubtitles_url: str = "https://api.opensubtitles.com/api/v1"
     subdl_url: str = "https://api.subdl.com/api/v1"
     opensubtitles_api_key: SecretStr | None = None
@@ -77,12 +93,13 @@ class ProviderSettings(BaseModel):
     opensubtitles_password_block: str | None = "opensubtitles-password"
     subdl_api_key_block: str | None = "subdl-api-key"
     user_agent: str = "cinesub v0.1"
-    requests_per_second: float = 4.0
+    requests_per_second: float = Field(4.0, gt=0, description="client-side request rate (requests per second, > 0)")
 
 
 class CurationSettings(BaseModel):
     """SPEC A10 task-reference curation: rules always, an optional Gemini-assisted pass."""
 
+    model_config = _STRICT
     gemini_enabled: bool = False
     gemini_model: str = "gemini-2.5-flash"
     gemini_api_key: SecretStr | None = None
@@ -96,6 +113,7 @@ class CurationSettings(BaseModel):
 class InputSettings(BaseModel):
     """Where a non-sample build reads its inputs (the sample build fills these itself)."""
 
+    model_config = _STRICT
     sources_dir: Path | None = Field(None, description="review pages and IMDb datasets laid out as docs/sample_world.md")
     subtitles_dir: Path | None = Field(None, description="local-directory provider root: <tt>/<lang>/<file_id>.srt")
 
@@ -103,10 +121,11 @@ class InputSettings(BaseModel):
 class ReleaseSettings(BaseModel):
     """SPEC A11 / C release practice: splits, statistics tokenizer, licence and citation text."""
 
+    model_config = _STRICT
     split_strata: tuple[str, ...] = Field(
         ("decade", "age_suitability"),
         description="film attributes that define split strata (decade, age_suitability, primary_genre, country)")
-    split_fraction: float = Field(0.2, description="public share per stratum: max(1, round(fraction * n))")
+    split_fraction: float = Field(0.2, ge=0, le=1, description="public share per stratum: max(1, round(fraction * n))")
     split_seed: int = Field(20260929, description="fixed seed of the split draw (frozen: a film keeps its split)")
     tokenizer: str = Field("o200k_base", description="tiktoken encoding for input-length statistics (the paper's)")
     license: str = Field("cc-by-nc-4.0", description="licence of the released annotations (SPDX / HF id)")
@@ -121,6 +140,8 @@ class HollywoodSettings(BaseModel):
     model hashes into the config hash without a secret.
     """
 
+    model_config = _STRICT
+
     as_of: date = Field(date(2026, 1, 1), description="copyright status date (SPEC B2: 'as of 2026' = 2026-01-01)")
     variety_start: str = Field("1922-01-01", description="first Variety issue date searched on the Internet Archive")
     variety_end: str = Field("1979-12-31", description="last Variety issue date searched")
@@ -129,10 +150,10 @@ class HollywoodSettings(BaseModel):
     gemini_thinking_level: str | None = Field(None, description="thinking level (None: the model's default)")
     gemini_media_resolution: str | None = Field("high", description="media resolution of page images")
     gemini_batch: bool = Field(False, description="use the Batch API (live volume runs; half price, asynchronous)")
-    primary_extractor: str = Field("gemini", description="'gemini' or 'ocr-rules': whose tuples feed the ranking "
+    primary_extractor: Literal["gemini", "ocr-rules"] = Field("gemini", description="'gemini' or 'ocr-rules': whose tuples feed the ranking "
                                    "('ocr-rules' is used whenever Gemini is disabled or has no key)")
-    top_n: int = Field(100, description="the yearly top-N that defines popularity (SPEC B1)")
-    alias_min_count: int = Field(3, description="aliases seen at least this often in a year are resolved (SPEC B1)")
+    top_n: int = Field(100, ge=1, description="the yearly top-N that defines popularity (SPEC B1)")
+    alias_min_count: int = Field(3, ge=1, description="aliases seen at least this often in a year are resolved (SPEC B1)")
     catalog_path: Path | None = Field(None, description="live: IMDb-derived catalog TSV imdb,title,year[,votes] "
                                       "(feature films from title.basics)")
     citymap_path: Path | None = Field(None, description="city map CSV (default: the shipped map)")
@@ -145,21 +166,21 @@ class HollywoodSettings(BaseModel):
         "copyright-status stage. Sample builds use the CCE world's afi_based_on.tsv")
     gold_dir: Path | None = Field(None, description="live: hand-labelled gold pages gold/<item>/<leaf>.json")
     ia_host: str | None = Field(None, description="Internet Archive host (default archive.org)")
-    max_items: int | None = Field(None, description="cap on Variety items per build (live trial runs)")
-    film_title_min: float = Field(90.0, description="title similarity (0-100) linking a ranked film to a "
+    max_items: int | None = Field(None, ge=1, description="cap on Variety items per build (live trial runs)")
+    film_title_min: float = Field(90.0, ge=0, le=100, description="title similarity (0-100) linking a ranked film to a "
                                   "registration or an IA film item")
     sample_seed: int = Field(1934, description="seed of the sample Variety and CCE worlds")
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="CINESUB_", env_nested_delimiter="__", extra="ignore"
+        env_prefix="CINESUB_", env_nested_delimiter="__", extra="ignore", allow_inf_nan=False
     )
 
     home: Path = Field(Path("./var"), description="CINESUB_HOME: state, raw store, releases")
     languages: tuple[str, ...] = LANGUAGES
     countries: tuple[str, ...] = COUNTRIES
-    decoder_policy: str = "default"
+    decoder_policy: Literal["default", "paper"] = "default"
     seed: int = 7
     thresholds: Thresholds = Thresholds()
     safety: SafetySettings = SafetySettings()
@@ -168,7 +189,7 @@ class Settings(BaseSettings):
     curation: CurationSettings = CurationSettings()
     release: ReleaseSettings = ReleaseSettings()
     hollywood: HollywoodSettings = HollywoodSettings()
-    workers: int = Field(2, description="parallel processes for track processing")
+    workers: int = Field(2, ge=1, le=256, description="parallel processes for track processing")
 
     # -- derived paths -------------------------------------------------------------------------
     @property
@@ -206,22 +227,128 @@ class Settings(BaseSettings):
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".toml":
-        data = tomllib.loads(text)
-    elif path.suffix in (".yaml", ".yml"):
-        data = yaml.safe_load(text) or {}
-    else:
-        raise ValueError(f"config file must be .toml, .yaml or .yml: {path}")
+    """The settings mapping of a TOML or YAML file (:class:`ConfigError` with the line when malformed)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}", "config_not_found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config file {path}: {e}", "config_unreadable") from None
+    try:
+        if path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(f"config file must be .toml, .yaml or .yml: {path}", "config_format")
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"malformed TOML in {path}: {e}", "config_malformed") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"malformed YAML in {path}{where}: {problem}", "config_malformed") from None
     if not isinstance(data, dict):
-        raise ValueError(f"config file {path} must hold a mapping at top level")
-    return data.get("cinesub", data)
+        raise ConfigError(f"config file {path} must hold a mapping at top level", "config_malformed")
+    data = data.get("cinesub", data)
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: [cinesub] must be a mapping", "config_malformed")
+    return data
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+
+
+def unknown_keys(data: dict[str, Any], model: type[BaseModel] = None, prefix: str = "") -> list[str]:
+    """One message per key of ``data`` (nested sections included) that ``model`` does not have,
+    with the closest known key as a suggestion."""
+    model = model or Settings
+    out = []
+    fields = model.model_fields
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.6)
+            hint = f" (did you mean '{prefix}{close[0]}'?)" if close else f" (known keys: {', '.join(fields)})"
+            out.append(f"unknown config key '{dotted}'{hint}")
+            continue
+        sub = _model_of(fields[key].annotation)
+        if sub is not None and isinstance(value, dict):
+            out.extend(unknown_keys(value, sub, dotted + "."))
+    return out
+
+
+#: CINESUB_* environment variables that are not settings (read directly by their modules)
+NON_SETTING_ENV = ("CINESUB_DEBUG", "CINESUB_GEMINI_API_KEY", "CINESUB_REPO", "CINESUB_SHARED")
+NON_SETTING_ENV_PREFIXES = ("CINESUB_FIXTURE_", "CINESUB_FAULT_", "CINESUB_TEST_", "CINESUB_BENCH_")
+
+
+def unknown_env(environ: dict[str, str] | None = None) -> list[str]:
+    """Typos among CINESUB_* variables: an unknown key inside a section (``CINESUB_A__B``), or a
+    top-level name close to a setting (``CINESUB_WORKER``). Other top-level names are left alone:
+    they may be read by other modules (``NON_SETTING_ENV``)."""
+    environ = dict(os.environ if environ is None else environ)
+    out = []
+    fields = {f.upper(): f for f in Settings.model_fields}
+    for name in sorted(environ):
+        up = name.upper()
+        if not up.startswith("CINESUB_") or up in NON_SETTING_ENV or up.startswith(NON_SETTING_ENV_PREFIXES):
+            continue
+        parts = up[len("CINESUB_"):].split("__")
+        if len(parts) == 1:
+            if parts[0] in fields:
+                continue
+            close = difflib.get_close_matches(parts[0], list(fields), n=1, cutoff=0.8)
+            if close:
+                out.append(f"unknown setting in environment variable {name} (did you mean CINESUB_{close[0]}?)")
+            continue
+        model: type[BaseModel] | None = Settings
+        for i, part in enumerate(parts):
+            names = {f.upper(): f for f in model.model_fields} if model is not None else {}
+            if part in names:
+                model = _model_of(model.model_fields[names[part]].annotation)
+                if model is None:
+                    break
+                continue
+            close = difflib.get_close_matches(part, list(names), n=1, cutoff=0.6)
+            hint = "CINESUB_" + "__".join([*parts[:i], close[0]]) if close else None
+            out.append(f"unknown setting in environment variable {name}"
+                       + (f" (did you mean {hint}?)" if hint else ""))
+            break
+    return out
+
+
+def _describe(exc: pydantic.ValidationError, source: str) -> str:
+    msgs = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        if err.get("type") == "extra_forbidden":
+            msgs.append(f"unknown config key '{loc}' in {source}")
+            continue
+        value = err.get("input")
+        shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+        msgs.append(f"config key '{loc}' = {shown[:80]} in {source}: {err.get('msg')}")
+    return "; ".join(msgs)
 
 
 def load_settings(config: Path | None = None, home: Path | None = None, **overrides: Any) -> Settings:
-    """Settings from (lowest to highest priority): defaults, config file, env vars, arguments."""
+    """Settings from (lowest to highest priority): defaults, config file, env vars, arguments.
+
+    :class:`ConfigError` (a ``ValueError``) when the file is malformed, a key is unknown (with a
+    suggestion), or a value has the wrong type or is out of range (naming key and value).
+    """
     file_values: dict[str, Any] = _read_config_file(Path(config)) if config else {}
-    env = Settings()  # env vars and defaults
+    problems = unknown_keys(file_values)
+    if problems:
+        raise ConfigError(f"{config}: " + "; ".join(problems), "config_unknown_key")
+    problems = unknown_env()
+    if problems:
+        raise ConfigError("; ".join(problems), "config_unknown_key")
+    try:
+        env = Settings()  # env vars and defaults
+    except pydantic.ValidationError as e:
+        raise ConfigError(_describe(e, "the environment (CINESUB_* variables)"), "config_invalid") from None
     env_set = env.model_dump(exclude_unset=True)
     merged = _deep_merge(file_values, env_set)
     merged = _deep_merge(merged, overrides)
@@ -229,7 +356,10 @@ def load_settings(config: Path | None = None, home: Path | None = None, **overri
         merged["home"] = home
     elif "home" not in merged and os.environ.get("CINESUB_HOME"):
         merged["home"] = os.environ["CINESUB_HOME"]
-    settings = Settings.model_validate(merged)
+    try:
+        settings = Settings.model_validate(merged)
+    except pydantic.ValidationError as e:
+        raise ConfigError(_describe(e, str(config) if config else "the settings"), "config_invalid") from None
     settings.home = Path(settings.home).resolve()
     return settings
 

@@ -14,22 +14,33 @@ Policies
     2. provider error bodies (HTML pages, Cloudflare "Attention Required", Varnish "Guru
        Meditation", JSON error payloads, the "you have to login" quota placeholder) ->
        ``rejected`` (``provider_body``, a ``provider_body`` stop flag);
-    3. gzip / zip payloads are unpacked when safe (size limit :data:`MAX_UNPACKED_BYTES`, one level,
-       a zip must hold exactly one ``.srt`` member, no encryption) and decoded (reason
-       ``compressed_unpacked``); otherwise rejected (``compressed_rejected``); other archive
-       formats (rar, 7z, xz, bzip2, zstd) are rejected;
+    3. gzip / zip payloads are unpacked by :mod:`extractors.archive` (the reader the provider ZIP
+       path shares) when safe: one level, every gzip member, a zip must hold exactly one ``.srt``
+       member (stored, deflate, bzip2 or LZMA; no encryption), each capped at
+       :data:`MAX_UNPACKED_BYTES` *while decompressing* (declared sizes are not trusted; the
+       compression ratio is capped too), and decoded (reason ``compressed_unpacked``); otherwise
+       rejected (``compressed_rejected``, the archive reason code such as ``zip_corrupt`` or
+       ``gzip_bomb`` in the detail); other archive formats (rar, 7z, xz, bzip2, zstd) are rejected;
     4. BOM (UTF-32 / UTF-8 / UTF-16) -> that codec, strictly;
     5. UTF-16/32 without BOM only on evidence: NUL bytes concentrated on one byte position;
     6. strict UTF-8;
     7. the expected language's legacy candidates (:data:`LEGACY_CANDIDATES`), each decoded
-       strictly and **verified**; the verified candidate with the fewest suspicious characters
-       wins (ties: candidate order). cp1258 output is NFC-normalised (cp1258 text is decomposed);
-       nothing else is ever rewritten (Romanian ş/ș stay as found);
+       strictly and **verified**; candidates giving the same text are one reading; when verified
+       readings differ, the orthographic evidence at the differing bytes decides
+       (:mod:`extractors.codepages`: control characters and letters impossible in the language,
+       then the language's typography such as Romanian „ ”), and where nothing decides the first
+       reading is returned ``flagged`` (``encoding_ambiguous``, both encodings and a differing
+       sample of each in the evidence: Romanian ş/ţ in cp1250 vs ș/ț in ISO-8859-16). cp1258
+       output is NFC-normalised (cp1258 text is decomposed); nothing else is ever rewritten
+       (Romanian ş/ș stay as found);
     8. when no candidate verifies: other legacy code pages, ordered by chardet's guess (one signal
        among others), verified against every corpus language; a plausible decode in another
        language is returned ``flagged`` (``script_mismatch``); else the best candidate is returned
-       ``flagged`` (``mojibake_suspect``), or ``rejected`` (``undecodable``) when nothing decodes
-       or the text is mostly control characters.
+       ``flagged`` (``mojibake_suspect``); when no candidate of the language decodes, the most
+       plausible strict decode of any fallback code page is returned ``flagged``
+       (``best-guess:<codec>``, ``script_mismatch``: a Serbian cp1251 file announced as English);
+       ``rejected`` (``undecodable``) only when nothing decodes or the text is mostly control
+       characters.
 
 Verification of a decoded text (all policies but ``paper``, also for BOM and UTF-8 decodes):
 share of the expected script among letters (``script_mismatch``), letters foreign to the
@@ -51,17 +62,14 @@ text), langdetect only on legacy decodes and fallbacks and only on a sample.
 from __future__ import annotations
 
 import codecs
-import io
 import json
 import re
 import unicodedata
-import zipfile
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from cinesub.records import DecodeResult, Flag
-from extractors import langid
+from extractors import archive, codepages, langid
 
 __all__ = [
     "decode",
@@ -114,6 +122,7 @@ REASONS: dict[str, str] = {
     "mojibake_suspect": "decoded text contains characters typical of a wrong code page",
     "mixed_encoding": "the file mixes UTF-8 and a legacy code page",
     "script_mismatch": "decoded text is not in the expected language's script or letters",
+    "encoding_ambiguous": "code pages giving different texts both verify and nothing in the text decides",
 }
 
 MAX_UNPACKED_BYTES = 32 * 1024 * 1024
@@ -330,52 +339,20 @@ def verify_text(text: str, language: str) -> Verdict:
 # --------------------------------------------------------------------------------------------
 # compressed payloads
 # --------------------------------------------------------------------------------------------
-_OTHER_ARCHIVES = (
-    (b"Rar!\x1a\x07", "rar"),
-    (b"7z\xbc\xaf\x27\x1c", "7z"),
-    (b"\xfd7zXZ\x00", "xz"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-)
-
-
 def _unpack(raw: bytes) -> tuple[bytes | None, str, str]:
-    """(payload, kind, problem): payload None with a problem when not safely unpackable."""
-    if raw[:2] == b"\x1f\x8b":
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            out = d.decompress(raw, MAX_UNPACKED_BYTES + 1)
-        except zlib.error as e:
-            return None, "gzip", f"corrupt gzip: {e}"
-        if len(out) > MAX_UNPACKED_BYTES or d.unconsumed_tail:
-            return None, "gzip", f"gzip expands beyond {MAX_UNPACKED_BYTES} bytes"
-        if not d.eof:
-            return None, "gzip", "truncated gzip"
-        return out, "gzip", ""
-    if raw[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        try:
-            zf = zipfile.ZipFile(io.BytesIO(raw))
-            members = [i for i in zf.infolist() if not i.is_dir()]
-            srts = [i for i in members if i.filename.lower().endswith(".srt")]
-            if len(srts) != 1:
-                return None, "zip", f"zip holds {len(srts)} .srt members ({len(members)} files)"
-            info = srts[0]
-            if info.flag_bits & 0x1:
-                return None, "zip", "encrypted zip member"
-            if info.file_size > MAX_UNPACKED_BYTES:
-                return None, "zip", f"zip member larger than {MAX_UNPACKED_BYTES} bytes"
-            with zf.open(info) as fh:
-                out = fh.read(MAX_UNPACKED_BYTES + 1)
-            if len(out) > MAX_UNPACKED_BYTES:
-                return None, "zip", f"zip member expands beyond {MAX_UNPACKED_BYTES} bytes"
-            return out, f"zip:{info.filename}", ""
-        except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, OSError, EOFError) as e:
-            return None, "zip", f"corrupt or unsupported zip: {e}"
-    if raw[:3] == b"BZh" and raw[4:10] == b"1AY&SY":
-        return None, "bzip2", "bzip2 payloads are not unpacked"
-    for magic, kind in _OTHER_ARCHIVES:
-        if raw.startswith(magic):
-            return None, kind, f"{kind} archives are not unpacked"
-    return raw, "", ""
+    """(payload, kind, problem): payload None with a problem when not safely unpackable; kind ""
+    when ``raw`` is no archive. The reading is :mod:`extractors.archive` (shared with the
+    provider ZIP path), under :data:`MAX_UNPACKED_BYTES` (read at call time)."""
+    cap = MAX_UNPACKED_BYTES
+    limits = archive.Limits(max_archive_bytes=cap, max_member_bytes=cap, max_total_bytes=cap)
+    try:
+        found = archive.unpack_one(raw, limits)
+    except archive.ArchiveError as e:
+        return None, e.fmt, f"{e.detail} ({e.reason_code})"
+    if found is None:
+        return raw, "", ""
+    kind, payload = found
+    return payload, kind, ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,11 +491,7 @@ def _decode_default(raw: bytes, lang: str, depth: int) -> DecodeResult:
     passing = [x for x in tried if x[2].ok]
     mixed = _mixed_utf8_share(body)
     if passing and mixed < 0.5:
-        enc, t, v = min(passing, key=lambda x: (x[2].oddness, candidates.index(x[0])))
-        redirected = _language_redirect(body, t, enc, lang)
-        if redirected is not None:
-            return redirected
-        return _finish(t, _codec_name(enc), f"candidate:{_codec_name(enc)}", v)
+        return _choose_legacy(body, passing, lang, candidates)
 
     # 5. a file mixing UTF-8 lines and legacy lines
     if mixed >= 0.5:
@@ -536,11 +509,82 @@ def _decode_default(raw: bytes, lang: str, depth: int) -> DecodeResult:
         if "mojibake_suspect" not in v.reasons and "script_mismatch" not in v.reasons:
             v.reasons.append("mojibake_suspect")
         return _finish(t, _codec_name(enc), f"best-guess:{_codec_name(enc)}", v)
+    best = _best_strict(body, lang, exclude={_codec_name(x[0]) for x in tried}) if mixed < 0.5 else None
+    if best is not None:
+        return best
     detail = "no candidate code page decodes to text"
     if tried:
         detail = "every strict decoding is mostly control characters"
     return _rejected("none", ["undecodable"] + (["control_chars"] if tried else []), detail,
                      tried=[x[0] for x in tried])
+
+
+def _choose_legacy(body: bytes, passing: list[tuple[str, str, Verdict]], lang: str,
+                   candidates: tuple[str, ...]) -> DecodeResult:
+    """The verified legacy reading to return. Readings that give the same text are one; when
+    several different texts verify, the orthographic evidence at the differing bytes decides
+    (:mod:`extractors.codepages`), else the first is returned flagged ``encoding_ambiguous``."""
+    reps: list[tuple[str, str, Verdict]] = []
+    for x in sorted(passing, key=lambda x: (x[2].oddness, candidates.index(x[0]))):
+        if all(x[1] != r[1] for r in reps):
+            reps.append(x)
+    evidence: list[codepages.Evidence] = []
+    decided = True
+    if len(reps) > 1:
+        evidence, differing = codepages.contrast(body, [r[0] for r in reps], lang)
+        evidence, decided = codepages.rank(evidence)
+        by_enc = {r[0]: r for r in reps}
+        reps = [by_enc[e.encoding] for e in evidence]
+    enc, t, v = reps[0]
+    redirected = _language_redirect(body, t, enc, lang)
+    if redirected is not None:
+        return redirected
+    name = _codec_name(enc)
+    if decided:
+        return _finish(t, name, f"candidate:{name}", v)
+    other_enc, other_t, _ = reps[1]
+    mine, theirs = codepages.sample_around(t, other_t)
+    v.reasons.append("encoding_ambiguous")
+    return _finish(
+        t, name, f"candidate:{name}", v,
+        candidates=[{"encoding": name, "sample": mine, "chars": evidence[0].chars},
+                    {"encoding": _codec_name(other_enc), "sample": theirs, "chars": evidence[1].chars}],
+        differing_bytes=[f"0x{b:02x}" for b in differing][:16],
+        orthography={e.encoding: {"impossible": e.impossible, "typical": e.typical} for e in evidence[:2]},
+    )
+
+
+#: a best-guess reading may have at most this share of words mixing scripts
+_MAX_MIXED_SCRIPT_WORDS = 0.05
+
+
+def _best_strict(body: bytes, lang: str, exclude: set[str]) -> DecodeResult | None:
+    """For a file nothing verifies and the expected code pages cannot decode (a Serbian cp1251
+    file announced as English): the most plausible strict reading, flagged."""
+    guess = _chardet_guess(body)
+    readings = []
+    for i, enc in enumerate(FALLBACK_ENCODINGS):
+        name = _codec_name(enc)
+        if name in exclude:
+            continue
+        t = _legacy_decode(body, enc)
+        if t is None:
+            continue
+        v = verify_text(t, lang)
+        if v.reject:
+            continue
+        key = codepages.plausibility(t, v.details.get("control_chars", 0), name == guess, i)
+        readings.append((key, name, t, v))
+    if not readings:
+        return None
+    key, name, t, v = min(readings, key=lambda r: r[0])
+    if key[0] or key[1] > _MAX_MIXED_SCRIPT_WORDS:
+        return None  # control characters, or words mixing scripts: no reading is a text
+    if "script_mismatch" not in v.reasons and "mojibake_suspect" not in v.reasons:
+        v.reasons.append("script_mismatch")
+    g = langid.identify(t)
+    return _finish(t, name, f"best-guess:{name}", v, detected_language=g.language, chardet=guess,
+                   strict_decodes=sorted(r[1] for r in readings))
 
 
 def _legacy_decode(body: bytes, enc: str) -> str | None:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
+import stat
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,22 +23,33 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from cinesub import __version__
+from cinesub import __version__, tmpfiles
 from cinesub.records import utcnow
 from cinesub.settings import Settings, load_settings
 from cinesub.stage import Stage, StageContext, execute
 from cinesub.state import connect
+from flows.lifecycle import begin_build, log_removed
 
 SAMPLE_GENERATOR_VERSION_FILE = "world.json"
 
 
 def dir_digest(root: Path) -> str:
-    """Digest of a directory tree's file names and bytes (the input snapshot id)."""
+    """Digest of a directory tree's file names and bytes (the input snapshot id). Never opens
+    anything but a regular file (a FIFO would block); names that are not UTF-8, links, special
+    files and unreadable files count by name and kind, so changing them changes the digest."""
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(root)).encode() + b"\0")
-            h.update(hashlib.sha256(p.read_bytes()).digest())
+        name = os.fsencode(p.relative_to(root))
+        try:
+            if not stat.S_ISREG(os.stat(p).st_mode):
+                if not p.is_dir():
+                    h.update(name + b"\0special\0")
+                continue
+            with open(p, "rb") as f:
+                h.update(name + b"\0")
+                h.update(hashlib.file_digest(f, "sha256").digest())
+        except OSError as exc:  # dangling link, permission denied
+            h.update(name + b"\0" + type(exc).__name__.encode() + b"\0")
     return h.hexdigest()
 
 
@@ -51,7 +62,7 @@ def ensure_sample_world(settings: Settings, seed: int, n_films: int) -> tuple[Pa
     if marker.exists():
         return target, True
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-world-", dir=target.parent))
+    tmp = tmpfiles.mkdtemp("world", target.parent)
     try:
         generate(tmp, seed=seed, n_films=n_films)
         if target.exists():
@@ -173,8 +184,9 @@ def build_cinesub(
     comma-separated list (fixtures/faults.py).
     """
     settings = load_settings(config, Path(home) if home else None)
+    settings.home.mkdir(parents=True, exist_ok=True)
+    log_removed(begin_build(settings.home))  # watchdog for our processes; a killed build's leftovers
     if sample:
-        settings.home.mkdir(parents=True, exist_ok=True)
         sample_dir, world_reused = ensure_sample_world(settings, sample_seed, n_films)
         from flows.providers import sample_services
 
@@ -332,6 +344,8 @@ def build_summary(settings: Settings, run_id: str, stages: dict[str, Any], spec:
             "downloaded": downloaded,
             "reused_raw_bytes": reused_blobs,
             "tracks_processed": processed,
+            # provider entries that are no candidate (bad sidecar, FIFO, ...): attempts.search_rejected
+            "refused_at_search": sum(r["acquire"].get("search_rejected", 0) for r in stages["rounds"]),
             "rounds": len(stages["rounds"]),
             "tracks_in_state": stored_tracks,
             "raw_files_in_store": stored_blobs,
@@ -362,4 +376,7 @@ def format_summary(s: dict[str, Any]) -> str:
         f"{w['raw_files_in_store'] - w['downloaded']} raw files reused from earlier builds); "
         f"stages reused: {', '.join(w['reused_stages']) or 'none'}"
     )
+    if w.get("refused_at_search"):
+        lines.append(f"refused at search: {w['refused_at_search']} provider entries, each with its reason "
+                     "(state table attempts, outcome search_rejected)")
     return "\n".join(lines)

@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from datetime import date
@@ -37,10 +36,11 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from cinesub import __version__
+from cinesub import __version__, tmpfiles
 from cinesub.records import utcnow
 from cinesub.settings import Settings, load_settings
 from cinesub.stage import StageContext, table_digest
+from flows.lifecycle import begin_build, log_removed
 from flows.stages.pd_common import (
     PDStage,
     execute_pd,
@@ -77,7 +77,7 @@ def ensure_pd_worlds(settings: Settings, seed: int) -> tuple[dict[str, Path], bo
         if same:
             return dirs, True  # else an older generator wrote it: regenerate
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-pd-world-", dir=target.parent))
+    tmp = tmpfiles.mkdtemp("pd-world", target.parent)
     try:
         generate_variety_world(tmp / "variety", seed)
         generate_cce_world(tmp / "cce", seed)
@@ -245,6 +245,7 @@ def build_hollywood(sample: bool = True, config: str | None = None, home: str | 
     if as_of:
         settings.hollywood.as_of = date.fromisoformat(as_of)
     settings.home.mkdir(parents=True, exist_ok=True)
+    log_removed(begin_build(settings.home))  # watchdog for our processes; a killed build's leftovers
     if sample:
         worlds, reused = ensure_pd_worlds(settings, settings.hollywood.sample_seed)
         with pd_sample_services(worlds) as endpoints:

@@ -101,6 +101,8 @@ def make_providers(settings: Settings, endpoints: dict[str, Any] | None) -> list
     if subdl_key:
         providers.append(SubDLProvider(p, api_key=subdl_key))
     if not providers:
-        raise SystemExit("no subtitle provider configured: set inputs.subtitles_dir, or OpenSubtitles/SubDL "
-                         "credentials (env vars or Prefect Secret blocks), or use --sample")
+        from cinesub.errors import ConfigError
+
+        raise ConfigError("no subtitle provider configured: set inputs.subtitles_dir, or OpenSubtitles/SubDL "
+                          "credentials (env vars or Prefect Secret blocks), or use --sample", "credentials_missing")
     return providers

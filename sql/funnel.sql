@@ -24,7 +24,7 @@ SELECT f.kim_id, f.imdb_id,
            WHEN f.imdb_id_status IN ('missing', 'malformed') THEN 2
            WHEN f.kim_id <> (SELECT min(f2.kim_id) FROM films f2 WHERE f2.imdb_id = f.imdb_id) THEN 2
            WHEN f.imdb IS NULL THEN 3
-           WHEN f.link_status <> 'agree' AND coalesce(lr.decision, '') <> 'accept_kim' THEN 3
+           WHEN f.link_status NOT IN ('agree', 'accepted_kim', 'accepted_csm') THEN 3
            WHEN e.imdb_id IS NULL THEN 4
            WHEN fl.bad_languages IS NOT NULL OR fl.imdb_id IS NULL THEN 5
            WHEN fc.missing_countries IS NOT NULL THEN 6
@@ -35,9 +35,9 @@ SELECT f.kim_id, f.imdb_id,
            WHEN f.imdb_id_status = 'malformed' THEN 'imdb_id_malformed'
            WHEN f.kim_id <> (SELECT min(f2.kim_id) FROM films f2 WHERE f2.imdb_id = f.imdb_id) THEN 'duplicate_imdb_id'
            WHEN f.imdb IS NULL THEN 'imdb_record_missing'
-           WHEN f.link_status = 'no_csm' AND coalesce(lr.decision, '') <> 'accept_kim' THEN 'csm_page_missing'
-           WHEN f.link_status <> 'agree' AND coalesce(lr.decision, '') = 'reject' THEN 'csm_link_rejected'
-           WHEN f.link_status <> 'agree' AND coalesce(lr.decision, '') <> 'accept_kim' THEN 'csm_link_disagrees'
+           WHEN f.link_status = 'no_csm' THEN 'csm_page_missing'
+           WHEN f.link_status = 'rejected' THEN 'csm_link_rejected'
+           WHEN f.link_status NOT IN ('agree', 'accepted_kim', 'accepted_csm') THEN 'csm_link_disagrees'
            WHEN e.imdb_id IS NULL AND coalesce(trim(json_extract_string(f.imdb, '$.synopsis')), '') = '' THEN 'synopsis_missing'
            WHEN e.imdb_id IS NULL AND coalesce(trim(json_extract_string(f.imdb, '$.plot')), '') = '' THEN 'plot_missing'
            WHEN e.imdb_id IS NULL THEN 'ratings_missing'
@@ -48,11 +48,10 @@ SELECT f.kim_id, f.imdb_id,
        CASE
            WHEN fl.bad_languages IS NOT NULL AND e.imdb_id IS NOT NULL THEN fl.bad_languages
            WHEN fc.missing_countries IS NOT NULL AND e.imdb_id IS NOT NULL THEN fc.missing_countries
-           WHEN f.link_status = 'disagree' THEN 'kim ' || coalesce(f.imdb_id, '?') || ' vs csm ' || coalesce(f.csm_imdb_id, '?')
+           WHEN f.link_status IN ('disagree', 'rejected') THEN 'kim ' || coalesce(f.imdb_id, '?') || ' vs csm ' || coalesce(f.csm_imdb_id, '?')
            WHEN f.imdb_id_status = 'malformed' THEN f.kim_imdb_link
        END AS detail
 FROM films f
-LEFT JOIN link_reviews lr USING (kim_id)
 LEFT JOIN eligible_films e ON e.kim_id = f.kim_id
 LEFT JOIN film_lang fl ON fl.imdb_id = e.imdb_id
 LEFT JOIN film_countries fc ON fc.imdb_id = e.imdb_id;

@@ -37,7 +37,7 @@ SELECT e.track_id, t.imdb_id, t.language, e."index", e.timeframe, e.start_ms, e.
        e.clean_content AS content
 FROM entries e JOIN release_tracks t USING (track_id)
 WHERE e.clean_content IS NOT NULL
-ORDER BY t.imdb_id, t.language, e.start_ms, e."index";
+ORDER BY t.imdb_id, t.language, e.start_ms, e.position;
 
 CREATE OR REPLACE TEMP VIEW release_language_safety AS
 SELECT l.imdb_id, l.category, l.occurrence_count, l.evidence_line_count,
@@ -74,8 +74,57 @@ ORDER BY imdb_id, language, provider, file_id, layer;
 CREATE OR REPLACE TEMP VIEW release_sanitization_log AS
 SELECT l.track_id, l.imdb_id, l.language, l."index", l.action, l.reasons, l.sha256
 FROM sanitization_log l JOIN release_tracks t USING (track_id)
-ORDER BY l.imdb_id, l.language, l."index";
+ORDER BY l.imdb_id, l.language, l.position, l."index";
 
 -- SPEC A7 per-K coverage table (search optimum and frequency-prefix baseline).
 CREATE OR REPLACE TEMP VIEW release_coverage AS
 SELECT dimension, k, method, attributes, films, score FROM coverage ORDER BY dimension, k, method;
+
+-- Task references (SPEC A10/A11): one row per released film, the benchmark targets exactly as
+-- films.jsonl carries them. plot/synopsis/storyline are the cleaned text of `curation` (the raw
+-- text stays in the state DB; a film without a curation row keeps its source text, as the entity
+-- does); a task field the completeness rule withheld (`task_fields.kept = false`) is NULL for
+-- every film. topics, full_cast, countries_of_origin and original_languages are not subject to
+-- the rule (as in the entity). Lists are typed lists, never JSON text. Column ↔ entity field:
+-- key_message = keyMessage, age_suitability = ageSuitabilityRating, full_cast = fullCast,
+-- countries_of_origin = countriesOfOrigin, original_languages = originalLanguages.
+CREATE OR REPLACE TEMP VIEW release_task_references AS
+WITH kept AS (
+    SELECT coalesce((SELECT kept FROM task_fields WHERE field = 'plot'), true) AS plot,
+           coalesce((SELECT kept FROM task_fields WHERE field = 'synopsis'), true) AS synopsis,
+           coalesce((SELECT kept FROM task_fields WHERE field = 'storyline'), true) AS storyline,
+           coalesce((SELECT kept FROM task_fields WHERE field = 'keyMessage'), true) AS key_message,
+           coalesce((SELECT kept FROM task_fields WHERE field = 'genres'), true) AS genres,
+           coalesce((SELECT kept FROM task_fields WHERE field = 'ageSuitabilityRating'), true) AS age_suitability
+), src AS (
+    SELECT c.id, c.imdb_id,
+           CASE WHEN cp.imdb_id IS NOT NULL THEN cp.clean ELSE json_extract_string(c.imdb, '$.plot') END AS plot,
+           CASE WHEN cs.imdb_id IS NOT NULL THEN cs.clean ELSE json_extract_string(c.imdb, '$.synopsis') END AS synopsis,
+           CASE WHEN cl.imdb_id IS NOT NULL THEN cl.clean ELSE json_extract_string(c.csm, '$.storyline') END AS storyline,
+           json_extract_string(c.kim, '$.key_message') AS key_message,
+           coalesce(CAST(json_extract(c.imdb, '$.genres') AS VARCHAR[]), []) AS genres,
+           coalesce(CAST(json_extract(c.imdb, '$.topics') AS VARCHAR[]), []) AS topics,
+           json_extract_string(c.csm, '$.age_suitability') AS age_suitability,
+           list_transform(
+               coalesce(from_json(json_extract(c.imdb, '$.cast'),
+                                  '[{"actor": "VARCHAR", "characters": ["VARCHAR"], "additional_texts": ["VARCHAR"]}]'), []),
+               lambda m: {'actor': m.actor, 'characters': coalesce(m.characters, []),
+                          'additional_texts': coalesce(m.additional_texts, [])}) AS full_cast,
+           coalesce(CAST(json_extract(c.imdb, '$.countries') AS VARCHAR[]), []) AS countries_of_origin,
+           coalesce(CAST(json_extract(c.imdb, '$.languages') AS VARCHAR[]), []) AS original_languages
+    FROM release_cohort c
+    LEFT JOIN curation cp ON cp.imdb_id = c.imdb_id AND cp.field = 'plot'
+    LEFT JOIN curation cs ON cs.imdb_id = c.imdb_id AND cs.field = 'synopsis'
+    LEFT JOIN curation cl ON cl.imdb_id = c.imdb_id AND cl.field = 'storyline'
+)
+SELECT CAST(s.id AS BIGINT) AS id, s.imdb_id,
+       CASE WHEN k.plot THEN s.plot END AS plot,
+       CASE WHEN k.synopsis THEN s.synopsis END AS synopsis,
+       CASE WHEN k.storyline THEN s.storyline END AS storyline,
+       CASE WHEN k.key_message THEN s.key_message END AS key_message,
+       CASE WHEN k.genres THEN s.genres END AS genres,
+       s.topics,
+       CASE WHEN k.age_suitability THEN s.age_suitability END AS age_suitability,
+       s.full_cast, s.countries_of_origin, s.original_languages
+FROM src s CROSS JOIN kept k
+ORDER BY s.id;

@@ -2,6 +2,7 @@
 -- (warehouse/report.py): what a curator needs to look at in the current state, the candidate
 -- chain around it and the decision history. Read-only: temp views over the state tables.
 -- Parameters: {{processing_version}} (tracks of other processing versions are history, not state).
+-- Needs the view of sql/link_decisions.sql (run it first).
 
 -- The decision in force per track (the same rule as sql/selection.sql: the latest one wins;
 -- decision ids start with the decision time, so equal timestamps still order by time).
@@ -64,12 +65,32 @@ CREATE OR REPLACE TEMP VIEW review_queue AS
 SELECT * FROM review_all_tracks
 WHERE track_status <> 'ok' OR n_flags > 0;
 
--- The open and decided entity-link disagreements (SPEC A1 gate 3), shown beside the queue.
+-- The open and decided entity-link disagreements (SPEC A1 gate 3), shown beside the queue: the
+-- decision in force (link_decision_in_force of sql/link_decisions.sql, created first), whether
+-- a build has applied it yet (the inventory copies it into link_reviews) and where the film is
+-- in the funnel now.
 CREATE OR REPLACE TEMP VIEW review_link_queue AS
 SELECT lr.kim_id, f.title, f.year, lr.kim_imdb_id, lr.csm_imdb_id, lr.csm_url, lr.reason,
-       coalesce(lr.decision, 'open') AS decision, lr.decided_by, lr.decided_at
+       coalesce(d.decision, 'open') AS decision, d.decided_by, d.decided_at, d.note,
+       coalesce(d.decision = lr.decision AND d.decided_at IS NOT DISTINCT FROM lr.decided_at, false) AS applied,
+       f.imdb_id AS film_imdb_id, f.link_status, g.dropped_at, g.reason AS gate_reason,
+       CASE
+           WHEN g.kim_id IS NULL THEN 'not judged yet'
+           WHEN g.dropped_at IS NULL THEN 'cohort'
+           ELSE 'dropped at gate ' || g.dropped_at || ' (' || coalesce(g.reason, '?') || ')'
+       END AS film_status
 FROM link_reviews lr
-LEFT JOIN films f USING (kim_id);
+LEFT JOIN films f USING (kim_id)
+LEFT JOIN link_decision_in_force d USING (kim_id)
+LEFT JOIN film_gates g USING (kim_id);
+
+-- Every entity-link decision (append-only history), the one in force marked.
+CREATE OR REPLACE TEMP VIEW review_link_decision_history AS
+SELECT d.decision_id, d.decided_at, d.decided_by, d.decision, d.note, d.kim_id, f.title,
+       d.kim_imdb_id, d.csm_imdb_id, coalesce(i.decision_id = d.decision_id, false) AS in_force
+FROM link_decisions d
+LEFT JOIN films f USING (kim_id)
+LEFT JOIN link_decision_in_force i USING (kim_id);
 
 -- Every decision with the track it names and the current outcome of its film-language.
 CREATE OR REPLACE TEMP VIEW review_decision_history AS

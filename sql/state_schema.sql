@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS films (
     csm_id           VARCHAR,
     csm_url          VARCHAR,
     csm_imdb_id      VARCHAR,
-    link_status      VARCHAR NOT NULL,      -- agree | disagree | no_csm | not_checked
+    link_status      VARCHAR NOT NULL,      -- agree | disagree | no_csm | not_checked; a decided
+                                            -- disagreement: accepted_kim | accepted_csm | rejected
     kim              JSON,                  -- KimRecord
     csm              JSON,                  -- CsmRecord
     imdb             JSON                   -- ImdbRecord (NULL when the id resolves to nothing)
@@ -60,9 +61,24 @@ CREATE TABLE IF NOT EXISTS link_reviews (
     csm_imdb_id   VARCHAR,
     csm_url       VARCHAR,
     reason        VARCHAR NOT NULL,
-    decision      VARCHAR,                   -- NULL (open) | accept_kim | reject
+    decision      VARCHAR,                   -- the decision in force, applied by the last inventory:
+                                             -- NULL (open) | accept_kim | accept_csm | reject
     decided_by    VARCHAR,
     decided_at    TIMESTAMPTZ
+);
+
+-- Curator decisions on entity links (history: never updated, only appended; the latest per
+-- kim_id is in force, sql/link_decisions.sql). Written by `cinesub review decide-link`, applied
+-- by the next build's inventory stage (films.imdb_id, films.link_status).
+CREATE TABLE IF NOT EXISTS link_decisions (
+    decision_id   VARCHAR PRIMARY KEY,       -- <UTC time>-<random>: orders like decided_at
+    kim_id        VARCHAR NOT NULL,
+    decision      VARCHAR NOT NULL,          -- accept_kim | accept_csm | reject
+    kim_imdb_id   VARCHAR,                   -- the disagreement as it stood when decided
+    csm_imdb_id   VARCHAR,
+    note          VARCHAR NOT NULL,
+    decided_by    VARCHAR NOT NULL,
+    decided_at    TIMESTAMPTZ NOT NULL
 );
 
 -- Subtitle candidates offered by providers.
@@ -95,6 +111,8 @@ CREATE TABLE IF NOT EXISTS attempts (
     attempt_no    INTEGER NOT NULL,
     sha256        VARCHAR,
     outcome       VARCHAR NOT NULL,          -- selected | rejected | flagged | download_failed | skipped_excluded
+                                             -- | search_rejected (a provider entry that is no candidate:
+                                             --   local_dir.REFUSAL_CODES; file_id '-' = the whole folder)
     reason        VARCHAR,                   -- reason codes, comma-separated
     attempted_at  TIMESTAMPTZ NOT NULL
 );
@@ -125,7 +143,7 @@ CREATE TABLE IF NOT EXISTS tracks (
     download_count BIGINT,
     encoding      VARCHAR,
     decoder       VARCHAR,
-    status        VARCHAR NOT NULL,          -- ok | flagged | rejected
+    status        VARCHAR NOT NULL,          -- ok | flagged | rejected (reason internal_error: processing raised)
     reasons       VARCHAR,                   -- reason codes of stop/review flags, comma-separated
     n_entries     INTEGER,
     n_repairs     INTEGER,
@@ -138,15 +156,19 @@ CREATE TABLE IF NOT EXISTS tracks (
 );
 
 -- Parsed entries of every processed track (original text; sanitized text lives beside it).
+-- Keyed by the entry's place in the file: the SRT index is kept exactly as found (never
+-- renumbered), so a track whose indices repeat (layer index_duplicate) is stored whole.
+-- (State DBs written before `position` are rebuilt with it by cinesub/state.py.)
 CREATE TABLE IF NOT EXISTS entries (
     track_id      VARCHAR NOT NULL,
-    "index"       BIGINT NOT NULL,
+    position      BIGINT NOT NULL,           -- 0-based ordinal of the entry in the file
+    "index"       BIGINT NOT NULL,           -- the SRT index as found (may repeat)
     timeframe     VARCHAR NOT NULL,
     start_ms      BIGINT NOT NULL,
     end_ms        BIGINT NOT NULL,
     content       VARCHAR NOT NULL,
     clean_content VARCHAR,                   -- NULL = removed by sanitization
-    PRIMARY KEY (track_id, "index")
+    PRIMARY KEY (track_id, position)
 );
 
 CREATE TABLE IF NOT EXISTS flags (
@@ -182,7 +204,10 @@ CREATE TABLE IF NOT EXISTS sanitization_log (
     "index"       BIGINT NOT NULL,
     action        VARCHAR NOT NULL,          -- removed | modified
     reasons       VARCHAR NOT NULL,
-    sha256        VARCHAR NOT NULL           -- hash of the removed/replaced text, never the text
+    sha256        VARCHAR NOT NULL,          -- hash of the removed/replaced text, never the text
+    position      BIGINT                     -- the entry acted on: entries.position (its "index"
+                                             -- may repeat); NULL only for a row migrated from an
+                                             -- older state DB whose entry is gone
 );
 
 -- The selected track per film and language for the current build.
@@ -332,3 +357,23 @@ CREATE TABLE IF NOT EXISTS withdrawals (
     requested_at  TIMESTAMP NOT NULL,
     release_version VARCHAR                  -- the release that first omitted the film
 );
+
+-- Source pages (review pages, IMDb title pages) the inventory could not read: one row per page
+-- whose reading or parsing raised; the other pages are parsed as usual (issue 14 point 1).
+CREATE TABLE IF NOT EXISTS source_errors (
+    source        VARCHAR NOT NULL,          -- kim | csm | imdb_title
+    key           VARCHAR NOT NULL,          -- page id (KIM/CSM page stem, IMDb id)
+    sha256        VARCHAR,                   -- the page's bytes in the raw store
+    reason        VARCHAR NOT NULL,          -- internal_error
+    error_type    VARCHAR NOT NULL,          -- the exception's type name
+    detail        VARCHAR,                   -- a short message
+    PRIMARY KEY (source, key)
+);
+
+-- Columns added after the first schema (state DBs written before them get them here).
+-- A track whose processing raised (reason internal_error): the exception type and a short
+-- "<step>: <message>" detail; NULL for every other track.
+ALTER TABLE tracks ADD COLUMN IF NOT EXISTS error_type VARCHAR;
+ALTER TABLE tracks ADD COLUMN IF NOT EXISTS error_detail VARCHAR;
+-- The sanitized entry's place in the file (see sanitization_log.position).
+ALTER TABLE sanitization_log ADD COLUMN IF NOT EXISTS position BIGINT;

@@ -7,8 +7,6 @@ import gzip
 import io
 import json
 import random
-import statistics
-import time
 import unicodedata
 import zipfile
 
@@ -59,16 +57,89 @@ def test_per_language_legacy_encodings():
     _ok(EN.encode("cp1252"), "id", EN, "cp1252")
     _ok(AR.encode("cp1256"), "ar", AR, "cp1256")
     _ok(FA.replace("ی", "ي").encode("cp1256"), "fa", FA.replace("ی", "ي"), "cp1256")
-    _ok(RO.encode("cp1250"), "ro", RO, "cp1250")
-    _ok(RO.encode("iso8859-2"), "ro", RO, "cp1250")  # same bytes for every Romanian letter
-    comma = RO.replace("Ş", "Ș").replace("ţ", "ț")
-    _ok(comma.encode("iso8859-16"), "ro", comma.replace("Ș", "Ş").replace("ț", "ţ"))  # see below
+    ro = RO.replace("pădure.", "pădure…")  # cp1250's ellipsis (0x85) is a C1 control in ISO-8859-*
+    _ok(ro.encode("cp1250"), "ro", ro, "cp1250")
+    plain = RO.translate(str.maketrans("ŞţşŢ", "StsT"))  # no ş/ţ byte: every candidate gives one text
+    _ok(plain.encode("cp1250"), "ro", plain, "cp1250")
     _ok(_cp1258_bytes(VI), "vi", VI, "cp1258")
 
 
 def test_iso8859_16_recognised_by_its_quotes():
     text = RO.replace("Ş", "Ș").replace("ţ", "ț").replace("acolo", "„acolo”")
     _ok(text.encode("iso8859-16"), "ro", text, "iso8859-16")
+    cedilla = RO.replace("acolo", "„acolo”")  # the same quotes in cp1250 are 0x84/0x94
+    _ok(cedilla.encode("cp1250"), "ro", cedilla, "cp1250")
+
+
+def _ambiguous(raw: bytes, lang: str, expected: str, encodings: set[str]):
+    d = decode(raw, lang)
+    assert d.status == "flagged" and d.reasons == ["encoding_ambiguous"], (d.reasons, d.flags)
+    assert d.text == expected
+    (flag,) = d.flags
+    assert (flag.layer, flag.severity) == ("encoding", "review")
+    cands = flag.evidence["candidates"]
+    assert {c["encoding"] for c in cands} == encodings
+    assert cands[0]["sample"] != cands[1]["sample"]  # a short differing sample of each reading
+    assert cands[0]["encoding"] == d.encoding
+    return flag
+
+
+@pytest.mark.parametrize("codec", ["cp1250", "iso8859-16", "iso8859-2"])
+def test_romanian_comma_or_cedilla_undecidable_is_flagged_with_both_readings(codec):
+    """0xBA/0xFE are ş/ţ in cp1250 and ISO-8859-2 but ș/ț in ISO-8859-16: with no other byte
+    telling them apart, the decoder says so (it returned cp1250 with status ok before)."""
+    text = RO if codec != "iso8859-16" else RO.replace("Ş", "Ș").replace("ţ", "ț")
+    flag = _ambiguous(text.encode(codec), "ro", RO, {"cp1250", "iso8859-16"})
+    samples = {c["encoding"]: c["sample"] for c in flag.evidence["candidates"]}
+    assert "Ştiu" in samples["cp1250"] and "Știu" in samples["iso8859-16"]
+    assert flag.evidence["orthography"] == {"cp1250": {"impossible": 0, "typical": 0},
+                                            "iso8859-16": {"impossible": 0, "typical": 0}}
+
+
+def test_letters_impossible_in_the_language_decide():
+    """Over the whole file, at the bytes where the readings differ: 0xA5/0xB5 are „ ” in
+    ISO-8859-16 but Ą µ in cp1250 (not Romanian); 0x84/0x94 are „ ” in cp1250 but C1 controls in
+    ISO-8859-16. Evidence far past the verification sample still counts."""
+    from extractors import codepages
+
+    comma = RO.replace("Ş", "Ș").replace("ţ", "ț")
+    raw = (comma * 400 + "\n900\n00:59:00,000 --> 00:59:01,000\nEl a zis „da”.\n").encode("iso8859-16")
+    ev, differing = codepages.contrast(raw, ["cp1250", "iso8859-16"], "ro")
+    assert {e.encoding: (e.impossible, e.typical) for e in ev} == {"cp1250": (2, 0), "iso8859-16": (0, 2)}
+    assert {0xA5, 0xB5} <= set(differing)
+    d = decode(raw, "ro")
+    assert (d.status, d.encoding) == ("ok", "iso8859-16")
+    raw = (RO * 400 + "\n900\n00:59:00,000 --> 00:59:01,000\nEl a zis „da”.\n").encode("cp1250")
+    d = decode(raw, "ro")
+    assert (d.status, d.encoding) == ("ok", "cp1250")
+
+
+def test_arabic_code_pages_decided_by_foreign_letters():
+    text = "1\n00:00:01,000 --> 00:00:03,000\nقال لي انه سيعود غدا في الصباح، هل تفهم؟\n"
+    _ok(text.encode("iso8859-6"), "ar", text, "iso8859-6")
+    _ok(text.encode("cp1256"), "ar", text, "cp1256")
+
+
+def test_generic_latin_code_pages_ambiguous_outside_the_six():
+    """French œ is 0xBD in ISO-8859-15 and ½ in cp1252: nothing decides (it was c½ur, status ok)."""
+    fr = "1\n00:00:01,000 --> 00:00:02,000\nDe tout mon cœur, à demain.\n"
+    _ambiguous(fr.encode("iso8859-15"), "fr", fr.replace("œ", "½"), {"cp1252", "iso8859-15"})
+    curly = fr.replace("De tout", "’De tout")  # cp1252's ’ (0x92) is a C1 control in ISO-8859-15
+    _ok(curly.encode("cp1252"), "fr", curly, "cp1252")
+
+
+SR = ("1\n00:00:01,000 --> 00:00:03,000\nЂорђе, где си био целу ноћ? Џаба си дошао.\n\n"
+      "2\n00:00:04,000 --> 00:00:06,000\nРекао сам ти да ме не зовеш овде, ђаволе.\n")
+
+
+@pytest.mark.parametrize("lang", ["en", "ro", "sr", "de"])
+def test_serbian_cp1251_returned_flagged_not_undecodable(lang):
+    """cp1251 decodes it strictly, though no code page of the expected language does (it was
+    rejected ``undecodable``)."""
+    d = decode(SR.encode("cp1251"), lang)
+    assert d.status == "flagged" and d.text == SR and d.encoding == "cp1251", (d.status, d.reasons)
+    assert "script_mismatch" in d.reasons and d.decoder == "best-guess:cp1251"
+    assert d.flags[0].severity == "review" and "cp1251" in d.flags[0].evidence["strict_decodes"]
 
 
 def test_romanian_cedilla_and_comma_below_kept_as_found():
@@ -389,18 +460,13 @@ def test_large_blank_body_rejected_as_empty():
 
 
 # --------------------------------------------------------------------------------------------
-# speed
+# a large real file (its speed target, 25 ms, is in benchmarks/bench_targets.py)
 # --------------------------------------------------------------------------------------------
 @pytest.mark.realdata
-def test_decoding_a_1500_entry_file_takes_a_few_ms(realdata_dir):
+def test_decoding_a_1500_entry_file(realdata_dir):
     raw = (realdata_dir / "srt" / "fa" / "fa__this_means_war_2012__cp1256.srt").read_bytes()  # 1,676 cues
-    decode(raw, "fa")
-    times = []  # CPU time of this process: other test workers must not fail the measurement
-    for _ in range(7):
-        t = time.process_time()
-        decode(raw, "fa")
-        times.append(time.process_time() - t)
-    assert statistics.median(times) < 0.025
+    d = decode(raw, "fa")
+    assert (d.status, d.encoding) == ("ok", "cp1256") and d.text == raw.decode("cp1256"), d.reasons
 
 
 # --------------------------------------------------------------------------------------------
@@ -489,8 +555,13 @@ def test_real_texts_reencoded_into_every_realistic_encoding(realdata_dir, repo_r
     assert cases
     for case in cases:
         d = decode(case.raw, case.language)
-        assert d.status == "ok", (case.name, d.reasons)
         assert case.is_correct(d.text), (case.name, d.encoding, d.reasons)
+        if d.status == "ok":
+            continue
+        # Romanian legacy bytes with nothing telling comma-below from cedilla: said, not guessed
+        assert lang == "ro" and case.encoding in ("cp1250", "iso8859-16", "iso8859-2"), (case.name, d.reasons)
+        assert d.status == "flagged" and d.reasons == ["encoding_ambiguous"], (case.name, d.reasons)
+        assert {c["encoding"] for c in d.flags[0].evidence["candidates"]} == {"cp1250", "iso8859-16"}
 
 
 @pytest.mark.realdata

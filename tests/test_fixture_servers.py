@@ -9,6 +9,7 @@ import io
 import json
 import re
 import socket
+import threading
 import time
 import zipfile
 from datetime import datetime, timedelta, timezone
@@ -330,10 +331,12 @@ def test_slow_delays_and_one_long_delay(world, manifest):
                       headers=_auth(srv))
             timings.append((time.monotonic() - t, r.status_code))
         assert all(s == 200 for _, s in timings)
-        slow = [t for t, _ in timings if t >= 0.18]
-        assert len([t for t in slow if t >= 0.95]) == 1  # exactly one above a 1 s client timeout
-        assert len(slow) >= 2
-        assert srv.faults_injected()["slow"] == len(slow)
+        injected = srv.faults_injected()
+        # what the server did, by its own count: one long delay (above a 1 s client timeout), and
+        # short ones; the clock only gives lower bounds, which a loaded machine cannot break
+        assert srv.plan.injected["slow_long"] == 1 and injected["slow"] >= 2  # the long one among them
+        assert sum(t >= 0.95 for t, _ in timings) >= 1
+        assert sum(t >= 0.18 for t, _ in timings) >= injected["slow"]
 
 
 def test_html_body_replaces_json_once(world, manifest):
@@ -394,9 +397,10 @@ def test_stop_is_prompt_and_frees_the_port(world):
     with _client() as c:
         with pytest.raises(httpx.ReadTimeout):
             c.get(f"{srv.api_url}/subtitles", params={"imdb_id": imdb}, headers=_auth(srv), timeout=0.3)
-    t = time.monotonic()
-    srv.stop()
-    assert time.monotonic() - t < 3
+    stopper = threading.Thread(target=srv.stop, daemon=True)
+    stopper.start()  # a handler sleeps 30 s: stop() must not wait for it (hang guard, not a speed check)
+    stopper.join(timeout=25)
+    assert not stopper.is_alive(), "stop() waited for the sleeping handler"
     assert not srv.running
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()

@@ -77,7 +77,7 @@ def test_clean_utf8_file_ok_with_dump_entries(tmp_path):
     r = inspect_json(path, "--language", "ar", "--dump-entries", str(dump))
     assert (r["encoding"], r["decoder"], r["status"], r["entries"]) == ("utf-8", "utf-8", "ok", 12)
     assert r["repairs"] == [] and r["errors"] == [] and r["flags"] == [] and r["layers"] == []
-    assert r["checks"]["evaluated"] == ["chronology", "block_lifespan", "delayed_onset", "macro_interval",
+    assert r["checks"]["evaluated"] == ["index_duplicate", "chronology", "block_lifespan", "delayed_onset", "macro_interval",
                                         "language_mismatch"]  # no runtime: no runtime_coverage
     assert r["sanitization"]["actions"] == [] and r["sanitization"]["removed"] == 0
     assert r["dumped_entries"] == 12 and "audit" not in r
@@ -288,7 +288,9 @@ def test_inspect_file_agrees_with_process_bytes():
         if out.entries is None:
             assert r["sanitization"] is None
             continue
-        assert res.entries.select(out.entries.columns).equals(out.entries)
+        kept = out.entries.drop("position")  # the pipeline's entries key (its place in the file)
+        assert res.entries.select(kept.columns).equals(kept)
+        assert out.entries["position"].to_list() == list(range(out.entries.height))
         assert r["sanitization"]["actions"] == out.sanitization.select("index", "action", "reasons").to_dicts()
     statuses = [process_bytes(raw, lang, runtime, th).status for raw, lang, runtime in cases]
     assert statuses == ["ok", "flagged", "flagged", "ok", "rejected", "flagged", "rejected"]
@@ -316,6 +318,10 @@ _FLAGGED = {
     "vi/vi__blade_runner_2049_2017__utf8sig_crlf.srt": ["block_lifespan"],
     # 2 start times going backwards: a 30-minute jump between adjacent blocks in file order
     "id/id__fireworks_2017__utf8sig_crlf.srt": ["macro_interval"],
+    # SRT indices that repeat (kept as found): 1023 and 1152 twice; 1, 23, 24, 628 twice, 1257 thrice
+    "ar/ar__this_means_war_2012__cp1256_ORIGINAL.srt": ["index_duplicate"],
+    "ar/ar__this_means_war_2012__utf8_CONVERTED_same_sub.srt": ["index_duplicate"],
+    "fa/fa__manhunt_2017__utf16le_bom.srt": ["index_duplicate"],
 }
 
 

@@ -1,10 +1,9 @@
 """Language consistency (validators.language): six languages by hand, Malay vs Indonesian,
-Arabic vs Persian, determinism, sampling, speed, and the real subtitle files."""
+Arabic vs Persian, determinism, sampling and the real subtitle files (speed: benchmarks/bench_targets.py)."""
 
 from __future__ import annotations
 
 import json
-import time
 import unicodedata
 from pathlib import Path
 
@@ -406,13 +405,10 @@ def test_real_french_track_is_flagged_for_every_corpus_language(realdata_dir):
 
 
 @pytest.mark.realdata
-def test_real_track_identified_in_under_300_ms(realdata_dir):
+def test_real_track_identified(realdata_dir):
+    # its speed target (300 ms CPU) is in benchmarks/bench_targets.py
     name = "en/en__ferdinand_2017__cp1252_sdh.srt"
     entries = read_track(realdata_dir / "srt" / name, manifest_codecs(realdata_dir)[name])
     assert entries.height >= 1_500
-    timings = []  # CPU time of this process: other test workers must not fail the measurement
-    for _ in range(3):
-        t0 = time.process_time()
-        language_share(entries, "en")
-        timings.append(time.process_time() - t0)
-    assert min(timings) < 0.3, timings
+    share = language_share(entries, "en")
+    assert share["detected"] == "en" and share["share"] > 0.9 and share == language_share(entries, "en"), share

@@ -391,11 +391,10 @@ def test_retry_after_longer_than_allowed_fails_fast(world, manifest, tmp_path):
     with OpenSubtitlesFixture(world, faults="rate_429", config=cfg) as srv:
         sleeps = SleepLog()
         p = client(srv, tmp_path, sleep=sleeps)
-        t0 = time.monotonic()
         with pytest.raises(ProviderError) as e:
             p.search(*pairs(manifest)[0])
         assert e.value.reason_code == "rate_limited" and e.value.retryable and "3600" in e.value.detail
-        assert srv.count("search") == 1 and sleeps.calls == [] and time.monotonic() - t0 < 2
+        assert srv.count("search") == 1 and sleeps.calls == []  # failed at once: one request, no wait
 
 
 def test_timeouts_and_refused_connections_are_bounded(tmp_path):
@@ -412,11 +411,11 @@ def test_timeouts_and_refused_connections_are_bounded(tmp_path):
         policy = RetryPolicy(max_attempts=3, backoff_base_s=0.01, backoff_max_s=0.02)
         for url, reason in ((f"http://127.0.0.1:{port}/api/v1", "timeout"), (f"http://127.0.0.1:{dead}/api/v1", "network")):
             p = OpenSubtitlesProvider(api_key="k", base_url=url, timeout_s=0.3, retry=policy, requests_per_second=100)
-            t0 = time.monotonic()
+            assert p.http._client.timeout.read == 0.3  # the client's own timeout, not httpx's default
             with pytest.raises(ProviderError) as e:
                 p.search("tt0770828", "en")
             assert e.value.reason_code == reason and e.value.retryable
-            assert p.http.stats["attempts"] == 3 and time.monotonic() - t0 < 3
+            assert p.http.stats["attempts"] == 3
     finally:
         silent.close()
 
@@ -451,11 +450,10 @@ def test_quota_exhaustion_stops_without_requests_and_persists(world, manifest, t
         reset = datetime.fromisoformat(saved["reset_time_utc"])
         assert timedelta(minutes=59) < reset - clock.now <= timedelta(hours=1, seconds=5)
         before = len(srv.log)
-        t0 = time.monotonic()
-        for _ in range(50):  # "never spin": every call answers at once, without a request
+        for _ in range(50):  # "never spin": every call answers at once, without a request or a wait
             with pytest.raises(QuotaExhausted) as e:
                 p.download(cands[3])
-        assert time.monotonic() - t0 < 1.0 and len(srv.log) == before
+        assert len(srv.log) == before
         err = e.value
         assert err.reason_code == "quota_exhausted" and err.retryable and isinstance(err, ProviderError)
         assert err.reset_time_utc == reset and reset.isoformat() in err.detail
@@ -620,8 +618,7 @@ def test_prefect_global_concurrency_rate_limit(world, tmp_path):
     line = next((ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")), None)
     assert line, f"exit {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
     out = json.loads(line[len("RESULT "):])
-    assert out["elapsed"] >= 5 * 0.5 * 0.7, out  # 2 slots/s decay: ~0.5 s apart
-    assert out["unlimited"] < out["elapsed"] / 3, out
+    assert out["elapsed"] >= 5 * 0.5 * 0.7, out  # 2 slots/s decay: ~0.5 s apart (a lower bound: load cannot break it)
     assert out["missing"] == ["rate_limited", False]
 
 

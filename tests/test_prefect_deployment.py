@@ -75,7 +75,7 @@ def test_sample_deployment_completes_on_a_process_worker(tmp_path: Path) -> None
             assert sample["schedules"] == []
             assert live["parameters"] == {"sample": False}
             [sched] = live["schedules"]
-            assert sched["active"] is True
+            assert sched["active"] is False  # live schedules stay off until a curator resumes them
             assert sched["schedule"]["cron"] == "0 3 * * 1"
             assert sched["schedule"]["timezone"] == "UTC"
 
@@ -133,4 +133,68 @@ def test_sample_deployment_completes_on_a_process_worker(tmp_path: Path) -> None
         for log in (server_log, worker_log):
             if log.exists():
                 print(f"\n===== {log.name} =====\n{ph.tail(log)}")
+        raise
+
+
+LIVE = {"build-cinesub/live": ("0 3 * * 1", "build-cinesub", "live"),
+        "build-hollywood/hollywood-live": ("0 4 1 * *", "build-hollywood", "hollywood-live")}
+
+
+def _schedules(api_url: str, flow: str, name: str) -> list[dict]:
+    return ph.api(api_url, f"/deployments/name/{flow}/{name}")["schedules"]
+
+
+def _active(api_url: str) -> dict[str, list[bool]]:
+    """Per deployment of the server, the ``active`` flag of each of its schedules."""
+    deps = ph.api(api_url, "/deployments/filter", body={"limit": 200})
+    flows = {f["id"]: f["name"] for f in ph.api(api_url, "/flows/filter", body={"limit": 200})}
+    return {f"{flows[d['flow_id']]}/{d['name']}": [s["active"] for s in d["schedules"]] for d in deps}
+
+
+def test_deploy_all_leaves_no_live_schedule_active(tmp_path: Path) -> None:
+    """`prefect deploy --all` from the quick start, on a machine with only the sample world,
+    starts no schedule; a curator resumes the live ones with the Prefect CLI, and a redeploy
+    puts them back to what prefect.yaml says (off)."""
+    port = ph.free_port()
+    api_url = f"http://127.0.0.1:{port}/api"
+    env = ph.prefect_env(tmp_path / "prefect-home", api_url)
+    server_log = tmp_path / "server.log"
+    try:
+        with ph.background(
+            [*ph.prefect_cli(), "server", "start", "--host", "127.0.0.1", "--port", str(port),
+             "--no-ui", "--analytics-off"],
+            env=env, cwd=tmp_path, log=server_log,
+        ) as server:
+            ph.wait_healthy(api_url, server, server_log, timeout=120)
+            ph.run_cli(["--no-prompt", "work-pool", "create", POOL, "--type", "process"], env=env, cwd=REPO)
+            ph.run_cli(["--no-prompt", "deploy", "--all"], env=env, cwd=REPO)
+
+            active = _active(api_url)
+            assert set(LIVE) | {"build-cinesub/sample", "build-hollywood/hollywood-sample"} <= set(active)
+            for name, (cron, flow, dep) in LIVE.items():
+                [sched] = _schedules(api_url, flow, dep)
+                assert sched["schedule"]["cron"] == cron and sched["schedule"]["timezone"] == "UTC"
+            # no schedule of any deployment is active
+            assert not any(any(flags) for flags in active.values()), active
+            listed = ph.run_cli(["--no-prompt", "deployment", "schedule", "ls", "build-cinesub/live"],
+                                env=env, cwd=REPO)
+            assert "0 3 * * 1" in listed
+
+            # what docs/prefect.md tells a curator with real inputs to run
+            for name, (_, flow, dep) in LIVE.items():
+                [sched] = _schedules(api_url, flow, dep)
+                assert sched["id"] in ph.run_cli(["--no-prompt", "deployment", "schedule", "ls", name],
+                                                 env=env, cwd=REPO)
+                ph.run_cli(["--no-prompt", "deployment", "schedule", "resume", name, sched["id"]],
+                           env=env, cwd=REPO)
+            assert all(_schedules(api_url, flow, dep)[0]["active"] is True for _, flow, dep in LIVE.values())
+            # the sample deployments have no schedule to resume
+            assert _active(api_url)["build-cinesub/sample"] == []
+
+            # a redeploy re-applies prefect.yaml: the live schedules are off again
+            ph.run_cli(["--no-prompt", "deploy", "--all"], env=env, cwd=REPO)
+            assert not any(any(flags) for flags in _active(api_url).values()), _active(api_url)
+    except BaseException:
+        if server_log.exists():
+            print(f"\n===== {server_log.name} =====\n{ph.tail(server_log)}")
         raise

@@ -43,7 +43,7 @@ def test_release_has_every_artifact_listed_in_the_manifest(release):
     _, rel, _ = release
     man = json.loads((rel / "manifest.json").read_text())
     expected = {f"{t}.parquet" for t in ("films", "ratings", "tracks", "entries", "language_safety", "funnel",
-                                         "coverage", "flags", "sanitization_log")}
+                                         "coverage", "flags", "sanitization_log", "task_references")}
     expected |= {"films.jsonl", "films.schema.json", "cinesub.duckdb", "croissant.json", "README.md",
                  "statistics.html"}
     assert expected <= set(man["files"])
@@ -123,6 +123,80 @@ def test_croissant_validates_with_mlcroissant(release):
     assert len(ids) == summary["films"]
 
 
+#: task_references column -> films.jsonl field (issue 14 point 9)
+TASK_REFERENCE_FIELDS = {
+    "plot": "plot", "synopsis": "synopsis", "storyline": "storyline", "key_message": "keyMessage",
+    "genres": "genres", "topics": "topics", "age_suitability": "ageSuitabilityRating", "full_cast": "fullCast",
+    "countries_of_origin": "countriesOfOrigin", "original_languages": "originalLanguages",
+}
+
+
+def _entity_refs(rel: Path) -> dict[str, dict]:
+    """imdb_id -> {id, task_references column: the films.jsonl value}."""
+    out = {}
+    with open(rel / "films.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            e = json.loads(line)
+            refs = {col: e[field] for col, field in TASK_REFERENCE_FIELDS.items()}
+            refs["full_cast"] = [{"actor": m["actor"], "characters": m["characters"],
+                                  "additional_texts": m["additionalTexts"]} for m in e["fullCast"]]
+            out[e["sources"]["imdbLink"].split("/")[-2]] = {"id": e["id"], "imdb_id": e["sources"]["imdbLink"].split("/")[-2],
+                                                            **refs}
+    return out
+
+
+def test_task_references_table_equals_the_entities(release, tmp_path):
+    """The benchmark targets are a typed table that Polars, DuckDB, `datasets` and mlcroissant
+    read, with the values of films.jsonl for every film."""
+    import mlcroissant as mlc
+
+    from warehouse.export import export_release
+    from warehouse.load import open_release
+
+    _, rel, summary = release
+    man = json.loads((rel / "manifest.json").read_text())
+    assert man["files"]["task_references.parquet"]["rows"] == summary["films"]
+    want = _entity_refs(rel)
+    assert len(want) == summary["films"]
+
+    refs = pl.read_parquet(rel / "task_references.parquet")
+    assert refs.schema["genres"] == pl.List(pl.String) and refs.schema["topics"] == pl.List(pl.String)
+    assert isinstance(refs.schema["full_cast"], pl.List)
+    got = {r["imdb_id"]: r for r in refs.to_dicts()}
+    assert got == want
+    assert any(r["plot"] for r in got.values()) and any(r["full_cast"] for r in got.values())
+
+    con = open_release(rel)
+    try:
+        n, n_genres = con.sql("SELECT count(*), sum(len(genres)) FROM task_references").fetchall()[0]
+        joined = con.sql("SELECT count(*) FROM task_references r JOIN films f USING (imdb_id, id)").fetchall()[0][0]
+    finally:
+        con.close()
+    assert n == joined == summary["films"]
+    assert n_genres == sum(len(r["genres"] or []) for r in want.values())
+
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    hf = export_release(rel, tmp_path / "hf", "hf")
+    ds = datasets.load_dataset(str(hf), name="task_references", split="train", cache_dir=str(tmp_path / "cache"))
+    assert {r["imdb_id"]: r for r in ds.to_list()} == want
+
+    def decode(v):
+        if isinstance(v, bytes):
+            return v.decode("utf-8")
+        if isinstance(v, list):
+            return [decode(x) for x in v]
+        if isinstance(v, dict):
+            return {k.rsplit("/", 1)[-1]: decode(x) for k, x in v.items()}
+        return v
+
+    cro = mlc.Dataset(jsonld=str(rel / "croissant.json"))
+    records = {r["imdb_id"]: r for r in (decode(x) for x in cro.records("task_references"))}
+    assert records == want
+
+
 def test_splits_are_stratified_and_recorded(release):
     _, rel, _ = release
     films = pl.read_parquet(rel / "films.parquet")
@@ -187,7 +261,8 @@ def test_withdraw_diff_export_and_rebuild(release, tmp_path):
     new_version = res["release"]["version"]
     assert res["release"]["kind"] == "major" and int(new_version.split(".")[0]) == int(rel.name.split(".")[0]) + 1
     new = Path(res["release"]["path"])
-    for name in ("films", "tracks", "entries", "ratings", "language_safety", "flags", "sanitization_log"):
+    for name in ("films", "tracks", "entries", "ratings", "language_safety", "flags", "sanitization_log",
+                 "task_references"):
         t = pl.read_parquet(new / f"{name}.parquet")
         assert victim not in set(t["imdb_id"].to_list()), name
     assert victim not in (new / "films.jsonl").read_text()

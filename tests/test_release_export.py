@@ -101,7 +101,34 @@ def _tables(with_split: bool = True) -> dict[str, pa.Table]:
                          "score": pa.array([3], i64)})
     return {"films": table(films), "ratings": table(ratings), "tracks": table(tracks),
             "entries": table(entries), "language_safety": table(safety), "funnel": funnel,
-            "coverage": coverage, "sanitization_log": table(sanit)}
+            "coverage": coverage, "sanitization_log": table(sanit), "task_references": _task_references()}
+
+
+CAST = pa.list_(pa.struct([("actor", pa.string()), ("characters", pa.list_(pa.string())),
+                           ("additional_texts", pa.list_(pa.string()))]))
+TASK_REFS = {  # imdb_id -> (plot, genres, full_cast); genres withheld (null) for none here
+    "tt0000001": ("A storm. Ünïcode „quoted”.", ["Drama", "Thriller"],
+                  [{"actor": "Ann Lee", "characters": ["Mara", "Young Mara"], "additional_texts": ["(voice)"]},
+                   {"actor": "Bo Ray", "characters": [], "additional_texts": []}]),
+    "tt0000002": ("A debt.", ["Crime"], [{"actor": "Cy Dunn", "characters": ["Vic"], "additional_texts": []}]),
+    "tt0000003": ("A friendship.", [], []),
+}
+
+
+def _task_references() -> pa.Table:
+    strings = pa.list_(pa.string())
+    ids = [f[0] for f in FILMS]
+    return pa.table({
+        "id": pa.array([1, 2, 3], pa.int64()), "imdb_id": ids,
+        "plot": [TASK_REFS[i][0] for i in ids], "synopsis": [f"Synopsis of {i}." for i in ids],
+        "storyline": [None, "A storyline.", "Another."], "key_message": ["Be kind.", "Pay debts.", "Trust."],
+        "genres": pa.array([TASK_REFS[i][1] for i in ids], strings),
+        "topics": pa.array([["storm"], ["debt", "crime"], []], strings),
+        "age_suitability": ["13+", "10+", "15+"],
+        "full_cast": pa.array([TASK_REFS[i][2] for i in ids], CAST),
+        "countries_of_origin": pa.array([["United States"], ["France", "Belgium"], ["Iran"]], strings),
+        "original_languages": pa.array([["English"], ["French"], ["Persian", "English"]], strings),
+    })
 
 
 def _entity(n: int, imdb: str, title: str, year: int) -> dict:
@@ -449,3 +476,70 @@ def test_hf_export_bytes_are_deterministic(release, tmp_path):
     b = export_release(release, tmp_path / "b", "hf")
     for name in ("README.md", "croissant.json", "export_manifest.json"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+# ---------------------------------------------------------------- task references (issue 14, point 9)
+
+def _decode(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8")
+    if isinstance(v, list):
+        return [_decode(x) for x in v]
+    if isinstance(v, dict):
+        return {k.rsplit("/", 1)[-1]: _decode(x) for k, x in v.items()}
+    return v
+
+
+def test_croissant_task_references_record_set_is_typed_and_loads(release, caplog):
+    import mlcroissant as mlc
+
+    path = _write(release)
+    doc = json.loads(path.read_text())
+    rs = {r["name"]: r for r in doc["recordSet"]}["task_references"]
+    assert rs["key"] == {"@id": "task_references/imdb_id"}
+    fields = {f["name"]: f for f in rs["field"]}
+    assert list(fields) == _schemas(release)["task_references"].names
+    for name in ("genres", "topics", "countries_of_origin", "original_languages"):
+        assert fields[name]["repeated"] is True and fields[name]["dataType"] == "sc:Text", name
+    assert "repeated" not in fields["plot"] and fields["id"]["dataType"] == "sc:Integer"
+    cast = fields["full_cast"]
+    assert cast["repeated"] is True and "dataType" not in cast
+    subs = {f["name"]: f for f in cast["subField"]}
+    assert list(subs) == ["actor", "characters", "additional_texts"]
+    assert subs["characters"]["repeated"] is True and "repeated" not in subs["actor"]
+    assert subs["actor"]["source"] == {"fileObject": {"@id": "task_references.parquet"},
+                                       "extract": {"column": "full_cast"}, "transform": {"jsonPath": "actor"}}
+
+    with caplog.at_level(logging.WARNING):
+        ds = mlc.Dataset(jsonld=str(path))
+    assert ds.metadata.ctx.issues.errors == set()
+    assert ds.metadata.ctx.issues.warnings == set(), ds.metadata.ctx.issues.report()
+    got = {r["imdb_id"]: r for r in (_decode(rec) for rec in ds.records("task_references"))}
+    want = {r["imdb_id"]: r for r in pq.read_table(release / "task_references.parquet").to_pylist()}
+    assert got == want  # every column, lists and the cast structs included
+
+
+def test_hf_export_task_references_keep_typed_lists(release, tmp_path, monkeypatch, no_network):
+    import datasets
+
+    _write(release)
+    hf_dir = export_release(release, tmp_path / "hf", "hf")
+    card = (hf_dir / "README.md").read_text()
+    assert "task_references" in {c["config_name"] for c in _front_matter(card)["configs"]}
+    refs = _load_hf(hf_dir, "task_references", tmp_path / "cache", monkeypatch)
+    feats = refs.features
+    assert isinstance(feats["genres"], tuple(getattr(datasets, n) for n in ("Sequence", "List") if hasattr(datasets, n)))
+    assert feats["genres"].feature.dtype == "string"
+    want = pq.read_table(release / "task_references.parquet").to_pylist()
+    assert sorted(refs.to_list(), key=lambda r: r["id"]) == want
+
+    pub = export_release(release, tmp_path / "pub", "hf", public_only=True)
+    pub_refs = _load_hf(pub, "task_references", tmp_path / "cache2", monkeypatch)
+    assert sorted(pub_refs["imdb_id"]) == ["tt0000001", "tt0000003"]
+
+
+def test_card_describes_task_references(release):
+    card = _card(release)
+    assert "`task_references` holds the benchmark targets" in card
+    assert 'name="task_references"' in card
+    assert "| `full_cast` | list<" in card  # typed list column in the structure section

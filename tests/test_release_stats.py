@@ -475,3 +475,53 @@ def test_page_renders_in_headless_chromium(page, tmp_path):
     assert not errors, errors
     assert requests == [page.as_uri()], requests
     assert shot.stat().st_size > 20_000
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 14 point 8: free text never becomes markup
+# ------------------------------------------------------------------------------------------------
+HOSTILE_GENRES = ["Action $ Money $", "Drama $%$", r"Sci-Fi $\frac$", "Noir ${$", r"Back\slash \n",
+                  "<script>alert(1)</script>", 'x id="evil" href="#evil"', "100% {braces} a_b^c & co",
+                  "Bell\x07Ring"]
+
+
+def test_statistics_page_draws_data_text_as_plain_text(release, tmp_path):
+    ents = [dict(e, genres=HOSTILE_GENRES[k::3], ageSuitabilityRating=f"{8 + k}+ $x$ <b>")
+            for k, e in enumerate(release["entities"])]
+    tables = dict(release["tables"])
+    tables["films"] = tables["films"].set_column(
+        tables["films"].column_names.index("age_suitability"), "age_suitability",
+        pa.array([f"{8 + k}+ $x$ <b>" for k in range(len(FILMS))]))
+    ratings = tables["ratings"].to_pylist()
+    for r in ratings:
+        r["country"] = "Ruritania $%$ <i>" if r["country"] == "Australia" else r["country"]
+    tables["ratings"] = pa.Table.from_pylist(ratings, schema=tables["ratings"].schema)
+    hostile = compute_stats(tables, iter(ents), languages=LANGS)
+    assert {r["genre"] for r in hostile["genres"].to_pylist()} == set(HOSTILE_GENRES)
+    page = render_stats_page(hostile, tmp_path / "statistics.html", title="cinesub <b>", version="1.2.3")
+    text = page.read_text(encoding="utf-8")
+    parser = _Balance()
+    parser.feed(text)
+    parser.close()
+    assert not parser.errors and parser.stack == [], (parser.errors, parser.stack)
+    assert "<script" not in text.lower() and "<b>" not in text and "<i>" not in text
+    genres_fig = text[text.index('<figure id="fig-genres">'):]
+    genres_fig = genres_fig[:genres_fig.index("</figure>")]
+    for g in HOSTILE_GENRES[:-1]:  # drawn as written: no mathtext, no markup
+        assert html.escape(g, quote=False) in genres_fig, g
+    assert "Bell\ufffdRing" in genres_fig and "\x07" not in genres_fig
+    assert 'id="fig-genres-evil"' not in text and 'href="#fig-genres-evil"' not in text  # the label's text kept
+    assert "Ruritania $%$ &lt;i&gt;" in text[text.index('<figure id="fig-ratings">'):]
+    assert "8+ $x$ &lt;b&gt;" in text[text.index('<figure id="fig-age-suitability">'):]
+    # and in the tables beside the plots, escaped
+    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>" in text
+    assert "<title>cinesub &lt;b&gt; — statistics 1.2.3</title>" in text
+
+
+def test_long_and_empty_labels_are_shortened_not_dropped():
+    from warehouse.stats_page import MAX_PLOT_LABEL, plot_text
+
+    assert plot_text("$x$") == "$x$" and plot_text(None) == "(none)" and plot_text("") == "(empty)"
+    assert plot_text("a\nb\tc\x00d") == "a b c\ufffdd"
+    long = plot_text("Genre " * 40)
+    assert len(long) == MAX_PLOT_LABEL and long.endswith("…")

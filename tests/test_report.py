@@ -136,6 +136,76 @@ def test_report_renders_in_headless_chromium(built):
     assert shot.stat().st_size > 20_000
 
 
+def _table_rows(page, table_id: str) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        f"#{table_id} tbody tr", "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent.trim()))")
+
+
+def _visible(page, table_id: str) -> int:
+    return page.locator(f"#{table_id} tbody tr:visible").count()
+
+
+@pytest.mark.slow
+def test_report_sanitization_section_and_column_filter(built):
+    """The Sanitization section lists the sanitization log of the selected tracks (not the
+    language-safety rows), and the candidates filter matches within the chosen column only."""
+    from playwright.sync_api import sync_playwright
+
+    home, summary, flags = built
+    with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
+        log = [[lang, action, reasons, str(n)] for lang, action, reasons, n in con.execute(
+            """SELECT l.language, l.action, l.reasons, count(*) FROM sanitization_log l
+               JOIN selections s ON s.track_id = l.track_id GROUP BY ALL ORDER BY 1, 2, 3""").fetchall()]
+    assert log, "the sample world plants boilerplate that sanitization removes"
+    film = max({f["imdb_id"] for f in flags}, key=lambda i: sum(f["imdb_id"] == i for f in flags))
+    layer = sorted({f["layer"] for f in flags})[0]
+    path = Path(summary["report"]["path"])
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(path.as_uri(), wait_until="load")
+
+            heads = page.eval_on_selector_all("#sanitization-table thead th", "hs => hs.map(h => h.textContent)")
+            assert heads == ["language", "action", "reasons", "entries"]
+            assert _table_rows(page, "sanitization-table") == log
+            assert page.locator("#sanitization #safety-table").count() == 0
+
+            total = len(flags)
+            column = page.locator("#candidates-table-column")
+            box = page.locator('input.filter[data-table="candidates-table"]')
+            assert column.input_value() == "5"  # the layer column by default
+            # an IMDb id is in the film column only: filtering the layer column for it keeps nothing
+            box.fill(film)
+            assert _visible(page, "candidates-table") == 0
+            assert page.inner_text("#candidates-table-count") == "0"
+            column.select_option(label="film")
+            n_film = sum(film in f["imdb_id"] for f in flags)
+            assert _visible(page, "candidates-table") == n_film < total
+            rows = _table_rows(page, "candidates-table")
+            shown = [r for r, vis in zip(rows, page.eval_on_selector_all(
+                "#candidates-table tbody tr", "rs => rs.map(r => r.style.display !== 'none')")) if vis]
+            assert all(film in r[0] for r in shown) and all(film not in r[5] for r in shown)
+            # back on the layer column, a layer name keeps that layer's rows
+            column.select_option(label="layer")
+            box.fill(layer)
+            assert _visible(page, "candidates-table") == sum(layer in f["layer"] for f in flags)
+            box.fill("")
+            assert _visible(page, "candidates-table") == total
+            assert page.inner_text("#candidates-table-count") == str(total)
+            # the language-safety table filters its film column the same way
+            safety_box = page.locator('input.filter[data-table="safety-table"]')
+            safety = _table_rows(page, "safety-table")
+            if safety:
+                safety_box.fill(safety[0][0])
+                assert _visible(page, "safety-table") == sum(safety[0][0] in r[0] for r in safety)
+        finally:
+            browser.close()
+    assert not errors, errors
+
+
 @pytest.mark.slow
 def test_prefect_artifacts(built):
     home, summary, flags = built

@@ -1,6 +1,7 @@
 """Curator decisions end to end: build the sample world (20 films) with the real CLI, record
 decisions with `cinesub review decide` (replace a selected track, exclude another, repair then
-retain the flagged one, repair a flagged candidate), rebuild, and check that the release changed
+retain the flagged one, repair a flagged candidate) and `cinesub review decide-link` (accept the
+KIM id of the planted entity-link disagreement), rebuild, and check that the release changed
 accordingly and that the history says who, when and why (`cinesub review export`)."""
 
 from __future__ import annotations
@@ -98,6 +99,13 @@ def reviewed(tmp_path_factory):
          "--note", "narration in English, dialogue usable", env=_env(home, USER="carol"))
     _cli(home, "review", "decide", t["repair"]["track_id"], "--action", "repair",
          "--note", "re-timing the gap by hand", "--by", "dave")
+    with _state(home) as con:
+        (link_kim,) = con.execute("SELECT kim_id FROM link_reviews WHERE decision IS NULL").fetchone()
+        link_gate_before = con.execute("SELECT imdb_id, dropped_at, reason FROM film_gates WHERE kim_id = ?",
+                                       [link_kim]).fetchone()
+    link_out = json.loads(_cli(home, "review", "decide-link", link_kim, "--accept", "kim", "--note",
+                               "same film: the CSM page links a namesake", "--by", "erin", "--json").stdout)
+    link_list = json.loads(_cli(home, "review", "list", "--json").stdout)["link_reviews"]
     t1 = datetime.now(timezone.utc)
     second = _build(home)
     csv_path = home / "exports" / "decisions.csv"
@@ -105,7 +113,9 @@ def reviewed(tmp_path_factory):
     with open(csv_path, newline="", encoding="utf-8") as fh:
         history = list(csv.DictReader(fh))
     return {"home": home, "first": first, "second": second, "targets": t, "t0": t0, "t1": t1,
-            "history": history, "manifest": manifest}
+            "history": history, "manifest": manifest,
+            "link": {"kim_id": link_kim, "gate_before": link_gate_before, "decided": link_out,
+                     "listed_before_build": link_list}}
 
 
 def _release(summary: dict, name: str) -> pl.DataFrame:
@@ -211,7 +221,9 @@ def test_list_and_show(reviewed):
     assert (row["selection_status"], row["selected"], row["decision"], row["decided_by"]) == (
         "retained", True, "retain", "carol")
     assert row["layers"] and row["file_id"] == t["retain"]["file_id"]
-    assert listing["link_reviews"] and listing["link_reviews"][0]["decision"] == "open"
+    [link] = listing["link_reviews"]  # decided: still listed, never re-opened by the rebuild
+    assert (link["kim_id"], link["decision"], link["decided_by"], link["applied"]) == (
+        reviewed["link"]["kim_id"], "accept_kim", "erin", True)
     for layer in layers:
         rows = json.loads(_cli(home, "review", "list", "--layer", layer, "--json").stdout)["tracks"]
         assert rows and all(layer in r["layers"] for r in rows)
@@ -267,3 +279,61 @@ def test_bad_decisions_are_refused_and_nothing_is_written(reviewed):
 def test_review_without_a_state_database(tmp_path):
     proc = _cli(tmp_path, "review", "list", env=_env(tmp_path / "nothing"), check=False)
     assert proc.returncode == 2 and "no state database" in proc.stderr
+
+
+def test_link_decision_is_honoured_by_the_next_build(reviewed):
+    """`review decide-link --accept kim` on the planted KIM/CSM disagreement: the film left at gate 3
+    before; the next build resolves it to the KIM id, acquires it, and it passes gate 3 (here it
+    reaches the cohort and the release)."""
+    link, manifest = reviewed["link"], reviewed["manifest"]
+    planted = next(f for f in manifest["films"] if f["kim_id"] == link["kim_id"])
+    assert planted["expected_drop_reason"] == "csm_link_mismatch"
+    imdb_id, dropped_at, reason = link["gate_before"]
+    assert (imdb_id, dropped_at, reason) == (planted["imdb_id"], 3, "csm_link_disagrees")
+    assert imdb_id not in _release(reviewed["first"], "films")["imdb_id"].to_list()
+    # recorded at once, applied by the next build
+    assert link["decided"]["decision"] == "accept_kim" and link["decided"]["previous"] == "open"
+    [before] = [r for r in link["listed_before_build"] if r["kim_id"] == link["kim_id"]]
+    assert (before["decision"], before["applied"]) == ("accept_kim", False)
+    with _state(reviewed["home"]) as con:
+        film = con.execute("SELECT imdb_id, link_status FROM films WHERE kim_id = ?", [link["kim_id"]]).fetchone()
+        gate = con.execute("SELECT dropped_at, reason FROM film_gates WHERE kim_id = ?", [link["kim_id"]]).fetchone()
+        queued = con.execute("SELECT kim_imdb_id, csm_imdb_id, decision, decided_by FROM link_reviews").fetchall()
+        history = con.execute("SELECT kim_id, decision, decided_by, note, decided_at FROM link_decisions").fetchall()
+        tracks = con.execute("SELECT count(*) FROM selections WHERE imdb_id = ? AND status = 'ok'",
+                             [imdb_id]).fetchone()[0]
+    assert film == (planted["imdb_id"], "accepted_kim")
+    assert gate == (None, None)  # in the cohort now
+    assert tracks == 6
+    assert imdb_id in _release(reviewed["second"], "films")["imdb_id"].to_list()
+    # the rebuild kept the one queue row, with the decision applied (not re-added as undecided)
+    assert queued == [(planted["imdb_id"], planted["csm_imdb_link"].split("/title/")[1].split("/")[0],
+                       "accept_kim", "erin")]
+    [(kim_id, decision, by, note, at)] = history
+    assert (kim_id, decision, by, note) == (link["kim_id"], "accept_kim", "erin",
+                                            "same film: the CSM page links a namesake")
+    assert reviewed["t0"] <= at <= reviewed["t1"]
+    gate3 = next(g for g in reviewed["second"]["funnel"] if g["gate_no"] == 3)
+    assert "csm_link_disagrees" not in (gate3.get("reasons") or {})
+    page = Path(reviewed["second"]["report"]["path"]).read_text(encoding="utf-8")
+    assert "same film: the CSM page links a namesake" in page
+
+
+def test_bad_link_decisions_are_refused_and_nothing_is_written(reviewed):
+    home, kim_id = reviewed["home"], reviewed["link"]["kim_id"]
+    with _state(home) as con:
+        n = con.execute("SELECT count(*) FROM link_decisions").fetchone()[0]
+    no_user = {k: v for k, v in _env(home).items() if k not in ("USER", "LOGNAME")}
+    cases = [
+        (("review", "decide-link", "no-such-film-1999", "--accept", "kim", "--note", "x", "--by", "e"), None,
+         "no entity-link review"),
+        (("review", "decide-link", kim_id, "--accept", "kim", "--note", " ", "--by", "e"), None, "--note"),
+        (("review", "decide-link", kim_id, "--accept", "both", "--note", "x", "--by", "e"), None, "both"),
+        (("review", "decide-link", kim_id, "--accept", "reject", "--note", "x"), no_user, "--by"),
+    ]
+    for args, env, message in cases:
+        proc = _cli(home, *args, env=env, check=False)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
+    with _state(home) as con:
+        assert con.execute("SELECT count(*) FROM link_decisions").fetchone()[0] == n

@@ -1,11 +1,10 @@
 """Language safety over the English track (SPEC A9): lexicon rules in context, exclusions,
-counting semantics, SPEC A11 JSON shape, real subtitle tracks and speed."""
+counting semantics, SPEC A11 JSON shape, real subtitle tracks (speed: benchmarks/bench_targets.py)."""
 
 from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import polars as pl
@@ -328,34 +327,13 @@ def test_real_track_counts_and_spans(realdata_dir):
     assert 677 not in scan(entries).crudeBodilyLanguage.evidenceSubtitleIndices
 
 
-@pytest.mark.realdata
-def test_speed_1500_entries_under_50ms(realdata_dir):
-    entries = _srt_entries(realdata_dir / "srt" / "en" / "en__ferdinand_2017__cp1252_sdh.srt")[:1500]
-    assert len(entries) == 1500
-    scan(entries)  # warm the compiled lexicon
-    # CPU time of this process, best of 10: other test workers must not fail the measurement
-    best = float("inf")
-    for _ in range(10):
-        t0 = time.process_time()
-        scan(entries)
-        best = min(best, time.process_time() - t0)
-    assert best < 0.050, f"{best * 1000:.1f} ms CPU"
-
-
-def test_speed_synthetic_track_under_50ms():
+def test_synthetic_track_evidence_counted_once_per_line():
+    # the speed target of this scan (50 ms CPU) is in benchmarks/bench_targets.py, not here
     lines = ["I told you, we need to leave now.", "<i>What the hell was that?</i>",
              "(DOOR CREAKS)", "Oh my God, he's bleeding!", "- Shit.\n- Get down!",
              "The bottom of the stairs is dark.", "Dick Grayson will be here at noon."]
     entries = [(i + 1, lines[i % len(lines)]) for i in range(1500)]
-    scan(entries)
-    # CPU time of this process (not wall time), best of 10: other test workers sharing the
-    # machine's two cores must not make the measurement of the scan itself fail
-    best = float("inf")
-    for _ in range(10):
-        t0 = time.process_time()
-        r = scan(entries)
-        best = min(best, time.process_time() - t0)
-    assert best < 0.050, f"{best * 1000:.1f} ms CPU"
+    r = scan(entries)
     per = 1500 // len(lines)
     assert r.crudeBodilyLanguage.evidenceLineCount in (per, per + 1)
 

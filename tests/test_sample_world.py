@@ -10,7 +10,6 @@ import hashlib
 import html
 import json
 import re
-import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -31,11 +30,10 @@ TAG = re.compile(r"</?i>")
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory) -> tuple[Path, dict, float]:
+def world(tmp_path_factory) -> tuple[Path, dict, None]:
     out = tmp_path_factory.mktemp("world") / "w"
-    t0 = time.perf_counter()
     manifest = generate(out, seed=7, n_films=40)
-    return out, manifest, time.perf_counter() - t0
+    return out, manifest, None  # (no timing: the 10 s target is in benchmarks/bench_targets.py)
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -95,9 +93,8 @@ def _films(manifest: dict) -> dict[str, dict]:
 
 
 # --------------------------------------------------------------------------------------------
-def test_generation_is_fast_and_sized(world):
-    root, manifest, elapsed = world
-    assert elapsed < 10.0, f"generation took {elapsed:.1f}s"
+def test_generation_is_sized(world):
+    root, manifest, _ = world
     assert len(manifest["films"]) == 40
     world_json = json.loads((root / "world.json").read_text())
     assert world_json == {"seed": 7, "n_films": 40, "generator_version": manifest["generator_version"]}

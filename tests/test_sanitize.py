@@ -174,10 +174,10 @@ def test_email_in_narrative_is_redacted_and_logged():
         "Fine.",
     ]
     assert result.log.to_dicts() == [
-        {"index": 102, "action": "modified", "reasons": "email", "sha256": hashlib.sha256(lines[1].encode()).hexdigest()},
-        {"index": 103, "action": "removed", "reasons": "credit", "sha256": hashlib.sha256(lines[2].encode()).hexdigest()},
-        {"index": 104, "action": "modified", "reasons": "email", "sha256": hashlib.sha256(lines[3].encode()).hexdigest()},
-        {"index": 105, "action": "removed", "reasons": "email", "sha256": hashlib.sha256(lines[4].encode()).hexdigest()},
+        {"position": 1, "index": 102, "action": "modified", "reasons": "email", "sha256": hashlib.sha256(lines[1].encode()).hexdigest()},
+        {"position": 2, "index": 103, "action": "removed", "reasons": "credit", "sha256": hashlib.sha256(lines[2].encode()).hexdigest()},
+        {"position": 3, "index": 104, "action": "modified", "reasons": "email", "sha256": hashlib.sha256(lines[3].encode()).hexdigest()},
+        {"position": 4, "index": 105, "action": "removed", "reasons": "email", "sha256": hashlib.sha256(lines[4].encode()).hexdigest()},
     ]
     assert (result.n_removed, result.n_modified) == (2, 2)
     assert result.residual == []
@@ -198,10 +198,12 @@ def test_never_renumbers_and_keeps_every_row():
 def test_log_has_the_release_schema_and_never_the_text():
     lines = ["Subtitles by DrBob", "Mail me: a.b@example.org or call.", "Ok."]
     result = sanitize(frame(lines), "en")
+    # the release columns, plus the entry's position in the file (the state DB's entries key)
     expected = [f for f in SANITIZATION_SCHEMA.names if f not in ("track_id", "imdb_id", "language")]
-    assert result.log.columns == expected
+    assert result.log.columns == expected + ["position"]
     assert dict(result.log.schema) == {
         "index": pl.Int64, "action": pl.String, "reasons": pl.String, "sha256": pl.String,
+        "position": pl.Int64,
     }
     logged = json.dumps(result.log.to_dicts(), ensure_ascii=False)
     assert "DrBob" not in logged and "example.org" not in logged

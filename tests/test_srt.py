@@ -455,34 +455,21 @@ def test_real_duplicates_and_tags_are_kept(realdata_dir):
 
 
 @pytest.mark.realdata
-def test_parse_to_arrow_is_faster_than_srt_library(realdata_dir):
-    """A reduced version of the benchmark (the full 400k-entry run is in benchmarks/bench_parse.py)."""
-    import time
-
+def test_parse_to_arrow_agrees_with_srt_library_on_a_large_file(realdata_dir):
+    """Both parsers read the same 40-fold real file; the speed comparison (ours ≥ 2x the srt
+    library) is benchmarks/bench_parse.py, not a test."""
     import srt as srt_lib
 
     path = realdata_dir / "srt" / "ar" / "ar__american_made_2017__utf8sig_crlf.srt"
     entries = srt.parse(decode(path.read_bytes(), "ar").text).entries
     big = srt.compose([e.model_copy(update={"index": i}) for i, e in enumerate(entries * 40, 1)])
     raw = big.replace("\n", "\r\n").encode("utf-8")
-
-    def ours():
-        d = decode(raw, "ar")
-        table, _, errors, status = srt.parse_to_arrow(d.text)
-        assert status == "ok" and table.num_rows == len(entries) * 40
-
-    def theirs():
-        assert len(list(srt_lib.parse(raw.decode("utf-8")))) == len(entries) * 40
-
-    def best(f):
-        times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            f()
-            times.append(time.perf_counter() - t)
-        return min(times)
-
-    assert best(theirs) / best(ours) >= 2.0
+    d = decode(raw, "ar")
+    table, _, errors, status = srt.parse_to_arrow(d.text)
+    assert status == "ok" and table.num_rows == len(entries) * 40
+    theirs = list(srt_lib.parse(raw.decode("utf-8")))
+    assert len(theirs) == len(entries) * 40
+    assert table.column("content").to_pylist()[:50] == [s.content for s in theirs[:50]]
 
 
 # --------------------------------------------------------------------------------------------

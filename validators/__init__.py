@@ -3,7 +3,8 @@
 Modules (all pure functions over polars frames of entries; no I/O except
 :mod:`validators.sanitize` reading its own versioned pattern file):
 
-- :mod:`validators.checks` -- timing layers (chronology, block lifespan, delayed onset, runtime
+- :mod:`validators.checks` -- the structure layer ``index_duplicate`` (an SRT index that repeats),
+  timing layers (chronology, block lifespan, delayed onset, runtime
   coverage, macro-intervals) and the language-consistency layer, one :class:`~cinesub.records.Flag`
   per layer per track.
 - :mod:`validators.language` -- deterministic, chunked language identification with script-based

@@ -1,4 +1,4 @@
-"""Timing and language verification layers of one subtitle track (SPEC A5).
+"""Structure, timing and language verification layers of one subtitle track (SPEC A5).
 
 Input: the track's entries as a polars frame (``index``, ``timeframe``, ``start_ms``, ``end_ms``,
 ``content``) in file order. Output: :class:`~cinesub.records.Flag` objects, at most one per layer
@@ -7,6 +7,7 @@ review; nothing here deletes or changes entries.
 
 | layer | rule (default threshold, from :class:`~cinesub.settings.Thresholds`) | value / threshold unit |
 |---|---|---|
+| ``index_duplicate`` | an SRT index occurs more than once in the track (SPEC A4: indices are sequential; they are kept as found, never renumbered) | count: entries beyond the first of each repeated index / 0 |
 | ``chronology`` | a block ends before it starts (``end_ms < start_ms``) | ms: worst ``end - start`` / 0 |
 | ``block_lifespan`` | a block lasts >= 15 min | minutes |
 | ``delayed_onset`` | the earliest subtitle starts after 5 min (5:00.000 is not flagged) | minutes |
@@ -34,6 +35,7 @@ from validators import language as _language
 
 #: the layers :func:`run_checks` can raise, in report order
 CHECK_LAYERS: tuple[str, ...] = (
+    "index_duplicate",
     "chronology",
     "block_lifespan",
     "delayed_onset",
@@ -43,6 +45,7 @@ CHECK_LAYERS: tuple[str, ...] = (
 )
 #: unit of ``Flag.value`` and ``Flag.threshold`` per layer
 UNITS: dict[str, str] = {
+    "index_duplicate": "count",
     "chronology": "ms",
     "block_lifespan": "min",
     "delayed_onset": "min",
@@ -89,6 +92,42 @@ def _fmt_ms(ms: int) -> str:
 
 def _truncate(items: list[Any]) -> tuple[list[Any], bool]:
     return items[:MAX_EVIDENCE_ITEMS], len(items) > MAX_EVIDENCE_ITEMS
+
+
+def check_index_duplicate(frame: pl.DataFrame) -> Flag | None:
+    """A structure finding (severity review: the chain moves on to another candidate and a
+    curator sees it): SRT indices that occur more than once. Every entry is kept and stored (keyed
+    by its position in the file); the evidence names each repeated index with the 0-based
+    positions of its entries."""
+    dups = (
+        frame.select("index", pl.int_range(0, pl.len(), dtype=pl.Int64).alias("position"))
+        .group_by("index", maintain_order=True)
+        .agg(pl.col("position"))
+        .filter(pl.col("position").list.len() > 1)
+        .sort("index")
+    )
+    if dups.height == 0:
+        return None
+    extra = int(dups["position"].list.len().sum()) - dups.height
+    rows, truncated = _truncate(dups.rows())
+    indices = [int(i) for i, _ in rows]
+    return Flag(
+        layer="index_duplicate",
+        severity="review",
+        detail=(
+            f"{dups.height} SRT index(es) occur more than once ({extra} repeated entr(ies)); "
+            f"e.g. index {indices[0]} at positions {list(rows[0][1])[:5]}"
+        ),
+        value=float(extra),
+        threshold=0.0,
+        evidence={
+            "count": dups.height,
+            "repeated_entries": extra,
+            "indices": indices,
+            "positions": {str(i): [int(p) for p in pos][:20] for i, pos in rows},
+            "truncated": truncated,
+        },
+    )
 
 
 def check_chronology(frame: pl.DataFrame) -> Flag | None:
@@ -249,6 +288,7 @@ def run_checks(
         pl.col("end_ms").cast(pl.Int64),
     ).with_columns((pl.col("end_ms") - pl.col("start_ms")).alias("_dur"))
     flags = [
+        check_index_duplicate(frame),
         check_chronology(frame),
         check_block_lifespan(frame, thresholds),
         check_delayed_onset(frame, thresholds),

@@ -2,7 +2,8 @@
 
 A release is published only when this gate passes. It checks the two published views of the
 data — the film entities of ``films.jsonl`` (streamed, one at a time, as they are written) and
-the Parquet tables (``films``, ``tracks``, ``entries``, ``ratings``, ``language_safety``) —
+the Parquet tables (``films``, ``tracks``, ``entries``, ``ratings``, ``language_safety``,
+``task_references``) —
 each on its own and against each other:
 
 | check | code | rule |
@@ -21,13 +22,17 @@ each on its own and against each other:
 | ratings | ``ratings_country`` | a rating for an unknown country, or a country twice |
 | ratings | ``ratings_order`` | ratings not in the defined country order (entities) |
 | ratings | ``rating_label_invalid`` | label outside the country's ordered labels, or ordinal not its position (SPEC A8) |
-| task_fields | ``task_field_missing`` | a kept task field (SPEC A10) is null or empty |
+| task_fields | ``task_field_missing`` | a kept task field (SPEC A10) is null or empty (entity or task_references row) |
+| task_fields | ``task_field_not_withheld`` | a task field the completeness rule withheld carries a value (entity or task_references row) |
+| task_references | ``task_reference_missing`` | a film without a task_references row |
+| task_references | ``task_reference_duplicate`` | an imdb_id on more than one task_references row |
+| task_references | ``task_reference_mismatch`` | a task_references row disagrees with its film: id differs from the films row, a column is absent, or (cross-check) a field differs from the entity's (``TASK_REFERENCE_COLUMNS``) |
 | schema | ``schema_violation`` | the entity does not conform to ``warehouse/film_entity.schema.json`` (path: message) |
 | evidence | ``evidence_unresolved`` | an evidenceSubtitleIndices value is not an index of the film's English track |
 | evidence | ``evidence_count_mismatch`` | evidenceLineCount != distinct indices, or occurrenceCount < evidenceLineCount |
 | evidence | ``safety_category`` | (tables) a film without exactly the four language-safety categories |
 | consistency | ``entity_table_mismatch`` | entity count/ids, titles, years, runtimes, tracks (download count, entry count and index sum), ratings or safety counts disagree with the tables |
-| consistency | ``orphan_row`` | a tracks/entries/ratings/language_safety row of no film (or entry of no track, or disagreeing with its track) |
+| consistency | ``orphan_row`` | a tracks/entries/ratings/language_safety/task_references row of no film (or entry of no track, or disagreeing with its track) |
 
 Every failure is a :class:`GateFailure` with a stable reason code; ``source`` says which view
 ("entity" or "tables") raised it. Set checks on tables run in DuckDB over the Arrow tables
@@ -70,7 +75,15 @@ SAFETY_CATEGORIES: tuple[str, ...] = (
     "strongProfanity", "crudeBodilyLanguage", "mildObscenity", "religiousProfanityAndExclamation",
 )
 #: tables :meth:`ReleaseGate.check_tables` reads
-GATE_TABLES: tuple[str, ...] = ("films", "tracks", "entries", "ratings", "language_safety")
+GATE_TABLES: tuple[str, ...] = ("films", "tracks", "entries", "ratings", "language_safety", "task_references")
+#: entity field -> task_references column (SPEC A10/A11 task references; same values, typed lists)
+TASK_REFERENCE_COLUMNS: dict[str, str] = {
+    "plot": "plot", "synopsis": "synopsis", "storyline": "storyline", "keyMessage": "key_message",
+    "genres": "genres", "topics": "topics", "ageSuitabilityRating": "age_suitability",
+    "fullCast": "full_cast", "countriesOfOrigin": "countries_of_origin", "originalLanguages": "original_languages",
+}
+#: struct keys of task_references.full_cast -> fullCast keys of the entity
+_CAST_KEYS = {"additional_texts": "additionalTexts"}
 #: every reason code, by check (report order)
 CODES: dict[str, tuple[str, ...]] = {
     "ids": ("ids_not_unique", "id_not_sequential", "id_changed", "id_reused"),
@@ -78,7 +91,8 @@ CODES: dict[str, tuple[str, ...]] = {
     "tracks": ("track_missing", "track_duplicate", "track_unexpected_language"),
     "entries": ("entries_empty", "entry_index_duplicate", "timeframe_malformed", "timeframe_inverted"),
     "ratings": ("ratings_count", "ratings_country", "ratings_order", "rating_label_invalid"),
-    "task_fields": ("task_field_missing",),
+    "task_fields": ("task_field_missing", "task_field_not_withheld"),
+    "task_references": ("task_reference_missing", "task_reference_duplicate", "task_reference_mismatch"),
     "schema": ("schema_violation",),
     "evidence": ("evidence_unresolved", "evidence_count_mismatch", "safety_category"),
     "consistency": ("entity_table_mismatch", "orphan_row"),
@@ -151,6 +165,21 @@ def _empty(value: Any) -> bool:
     return False
 
 
+def _task_norm(value: Any) -> Any:
+    """A task-reference value in comparable form (lists -> tuples, dicts -> sorted item tuples
+    with the table's snake_case struct keys renamed to the entity's)."""
+    if isinstance(value, dict):
+        return tuple(sorted((_CAST_KEYS.get(k, k), _task_norm(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_task_norm(v) for v in value)
+    return value
+
+
+def _task_digest(values: Sequence[Any]) -> bytes:
+    """8 bytes per task-reference field, in ``TASK_REFERENCE_COLUMNS`` order."""
+    return b"".join(hashlib.blake2b(repr(_task_norm(v)).encode("utf-8"), digest_size=8).digest() for v in values)
+
+
 def _default_label_spaces(countries: Sequence[str]) -> dict[str, tuple[str, ...]]:
     from validators.ratings import label_space  # SPEC A8 rules file; imported lazily
     out = {}
@@ -205,6 +234,7 @@ class ReleaseGate:
 
     ``languages``: the selected language codes (one track each); ``countries``: the SPEC A8
     countries in their defined order; ``kept_task_fields``: task fields kept cohort-wide;
+    ``withheld_task_fields``: task fields the completeness rule withheld (must be null);
     ``previous_ids``: imdb_id → id of what was published before (the id registry), or None for a
     first release; ``label_spaces``: country → ordered labels (default: :mod:`validators.ratings`).
     At most ``max_examples_per_code`` failures are kept per code; counts are always complete.
@@ -212,10 +242,12 @@ class ReleaseGate:
 
     def __init__(self, *, languages: tuple[str, ...], countries: tuple[str, ...], kept_task_fields: set[str],
                  previous_ids: Mapping[str, int] | None, schema: dict | None = None,
-                 max_examples_per_code: int = 50, label_spaces: Mapping[str, Sequence[str]] | None = None):
+                 max_examples_per_code: int = 50, label_spaces: Mapping[str, Sequence[str]] | None = None,
+                 withheld_task_fields: set[str] | None = None):
         self.languages = tuple(languages)
         self.countries = tuple(countries)
         self.kept_task_fields = set(kept_task_fields)
+        self.withheld_task_fields = set(withheld_task_fields or ()) - self.kept_task_fields
         self.previous_ids = dict(previous_ids) if previous_ids else {}
         self.first_release = previous_ids is None
         self.schema = schema if schema is not None else load_schema()
@@ -237,6 +269,7 @@ class ReleaseGate:
         self._table_rows: dict[str, int] = {}
         self._film_rows: dict[int, list[tuple]] = {}  # id -> [(imdb, title, year, runtime, kim, csm)]
         self._table_digests: dict[str, dict[str, bytes]] = {}  # imdb -> section -> digest
+        self._task_rows: dict[str, bytes] = {}  # imdb -> task_references digest (films with exactly one row)
 
     # -- recording --------------------------------------------------------------------------
     def _fail(self, code: str, imdb_id: str | None, detail: str, source: str, into: list | None = None) -> None:
@@ -278,7 +311,8 @@ class ReleaseGate:
                    entity.get("releaseYear") if _is_int(entity.get("releaseYear")) else None,
                    entity.get("duration") if _is_int(entity.get("duration")) else None,
                    sources.get("kidsInMindLink"), sources.get("commonSenseLink"),
-                   tracks_digest if tracks_ok else None, ratings_digest, safety_digest)
+                   tracks_digest if tracks_ok else None, ratings_digest, safety_digest,
+                   _task_digest([entity.get(f) for f in TASK_REFERENCE_COLUMNS]))
             self._entity_records.setdefault(fid, []).append(rec)
         else:
             self._entity_bad_ids += 1
@@ -420,6 +454,9 @@ class ReleaseGate:
         for field in sorted(self.kept_task_fields):
             if _empty(entity.get(field)):
                 self._fail("task_field_missing", imdb, f"kept task field {field} is {entity.get(field)!r}", src)
+        for field in sorted(self.withheld_task_fields):
+            if entity.get(field) is not None:
+                self._fail("task_field_not_withheld", imdb, f"withheld task field {field} is {entity.get(field)!r}", src)
 
     def _check_evidence(self, entity: dict, imdb: str | None, en_indices: set[int] | None, src: str) -> bytes | None:
         lca = entity.get("languageContentAssessment")
@@ -472,6 +509,7 @@ class ReleaseGate:
             self._tables_entries(con)
             self._tables_ratings(con)
             self._tables_safety(con)
+            self._tables_task_references(con)
             self._tables_digests(con)
         finally:
             con.close()
@@ -542,7 +580,7 @@ class ReleaseGate:
                 WHERE NOT EXISTS (SELECT 1 FROM tracks t WHERE t.imdb_id = f.imdb_id AND t.language = l.language)
                 ORDER BY ALL"""):
             self._fail("track_missing", imdb, f"no {lang} track", "tables")
-        for name in ("tracks", "ratings", "language_safety"):
+        for name in ("tracks", "ratings", "language_safety", "task_references"):
             for imdb, n in self._rows(con, f"""SELECT imdb_id, count(*) FROM {name}
                     WHERE imdb_id IS NULL OR imdb_id NOT IN (SELECT imdb_id FROM films WHERE imdb_id IS NOT NULL)
                     GROUP BY ALL ORDER BY ALL"""):
@@ -649,6 +687,42 @@ class ReleaseGate:
                 GROUP BY ALL ORDER BY ALL"""):
             self._fail("evidence_unresolved", imdb, f"{cat}: {n} index(es) not in the English track, e.g. {examples}", "tables")
 
+    def _tables_task_references(self, con: duckdb.DuckDBPyConnection) -> None:
+        """One row per film, its id that of the films row, kept fields populated and withheld
+        ones null; keeps one digest per film for the cross-check with the entities."""
+        have = {r[0] for r in self._rows(con, "DESCRIBE task_references")}
+        absent = [c for c in ("imdb_id", "id", *TASK_REFERENCE_COLUMNS.values()) if c not in have]
+        if absent:
+            self._fail("task_reference_mismatch", None, f"task_references lacks column(s) {absent}", "tables")
+            return
+        for (imdb,) in self._rows(con, """SELECT f.imdb_id FROM films f WHERE f.imdb_id IS NOT NULL AND NOT EXISTS
+                (SELECT 1 FROM task_references t WHERE t.imdb_id = f.imdb_id) ORDER BY ALL"""):
+            self._fail("task_reference_missing", imdb, "film without a task_references row", "tables")
+        dup = {imdb: n for imdb, n in self._rows(con, """SELECT imdb_id, count(*) FROM task_references
+                WHERE imdb_id IS NOT NULL GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL""")}
+        for imdb, n in dup.items():
+            self._fail("task_reference_duplicate", imdb, f"{n} task_references rows", "tables")
+        for imdb, tid, fid in self._rows(con, """SELECT t.imdb_id, t.id, f.id FROM task_references t JOIN films f USING (imdb_id)
+                WHERE t.id IS DISTINCT FROM f.id ORDER BY ALL"""):
+            self._fail("task_reference_mismatch", imdb, f"task_references id {tid} != films id {fid}", "tables")
+        fields = list(TASK_REFERENCE_COLUMNS)
+        cols = ", ".join(f'"{TASK_REFERENCE_COLUMNS[f]}"' for f in fields)
+        films = {r[0] for r in self._rows(con, "SELECT imdb_id FROM films WHERE imdb_id IS NOT NULL")}
+        for imdb, *values in self._rows(con, f"SELECT imdb_id, {cols} FROM task_references ORDER BY imdb_id"):
+            if imdb not in films:
+                continue  # reported as orphan_row
+            row = dict(zip(fields, values))
+            for field in sorted(self.kept_task_fields & set(fields)):
+                if _empty(row[field]):
+                    self._fail("task_field_missing", imdb, f"kept task field {field} "
+                               f"(task_references.{TASK_REFERENCE_COLUMNS[field]}) is {row[field]!r}", "tables")
+            for field in sorted(self.withheld_task_fields & set(fields)):
+                if row[field] is not None:
+                    self._fail("task_field_not_withheld", imdb, f"withheld task field {field} "
+                               f"(task_references.{TASK_REFERENCE_COLUMNS[field]}) is {row[field]!r}", "tables")
+            if imdb not in dup:
+                self._task_rows[imdb] = _task_digest(values)
+
     def _tables_digests(self, con: duckdb.DuckDBPyConnection) -> None:
         """Per-film digests of the table-side tracks, ratings and safety, computed exactly as
         :meth:`check_entity` computes them from an entity."""
@@ -696,7 +770,7 @@ class ReleaseGate:
                 self._fail("entity_table_mismatch", recs[0][0],
                            f"id {fid} on {len(recs)} entities but {len(rows)} films rows", src, out)
             by_imdb = {r[0]: r for r in rows}
-            for imdb, title, year, duration, kim, csm, d_tracks, d_ratings, d_safety in recs:
+            for imdb, title, year, duration, kim, csm, d_tracks, d_ratings, d_safety, d_task in recs:
                 imdb_t, title_t, year_t, runtime_t, kim_t, csm_t = by_imdb.get(imdb, rows[0])
                 if imdb is not None and imdb != imdb_t:
                     self._fail("link_mismatch", imdb_t, f"entity id {fid} imdbLink names {imdb}, films row names {imdb_t}", src, out)
@@ -715,6 +789,12 @@ class ReleaseGate:
                         diffs.append(name)
                 if diffs:
                     self._fail("entity_table_mismatch", imdb_t, f"entity id {fid} disagrees with the tables on {diffs}", src, out)
+                row = self._task_rows.get(imdb_t)
+                if row is not None and row != d_task:
+                    differ = [f"{f} (task_references.{c})" for k, (f, c) in enumerate(TASK_REFERENCE_COLUMNS.items())
+                              if row[8 * k: 8 * k + 8] != d_task[8 * k: 8 * k + 8]]
+                    self._fail("task_reference_mismatch", imdb_t,
+                               f"entity id {fid} and its task_references row differ on {differ}", src, out)
         return out
 
     def failures(self) -> list[GateFailure]:

@@ -15,8 +15,10 @@ Matching runs on a normalized copy of the text (markup, bidi/zero-width controls
 removed, NFC) and is vectorised: one polars ``str.contains`` per pattern over the whole column,
 ``str.replace_all`` for residues and redaction. Entries are never renumbered or dropped from the
 frame: ``SanitizeResult.entries`` is the input plus ``clean_content`` (None for a removed entry).
-The audit log holds index, action, reasons and the sha256 of the entry's original content --
-never the content itself. A residual scan re-runs the rules over the cleaned text; anything it
+The audit log holds index, action, reasons, the sha256 of the entry's original content --
+never the content itself -- and the entry's ``position`` (its 0-based place in the file, or the
+input's ``position`` column when it has one), which names the entry even where an SRT index
+repeats. A residual scan re-runs the rules over the cleaned text; anything it
 still finds (which must be nothing) is returned in ``residual`` for the pipeline to fail the stage.
 """
 
@@ -40,12 +42,13 @@ ACTIONS: tuple[str, ...] = ("remove_entry", "remove_span", "redact")
 #: reason codes written to the audit log (comma-separated, sorted)
 REASONS: tuple[str, ...] = ("credit", "promotion", "url", "handle", "contact", "email")
 REDACTION = "[email redacted]"
-LOG_COLUMNS: tuple[str, ...] = ("index", "action", "reasons", "sha256")
+LOG_COLUMNS: tuple[str, ...] = ("index", "action", "reasons", "sha256", "position")
 LOG_SCHEMA: dict[str, pl.DataType] = {
     "index": pl.Int64,
     "action": pl.String,
     "reasons": pl.String,
     "sha256": pl.String,
+    "position": pl.Int64,
 }
 
 
@@ -87,7 +90,8 @@ class PatternSet:
 class SanitizeResult:
     #: the input rows, same order and indices, plus ``clean_content`` (None when removed)
     entries: pl.DataFrame
-    #: audit rows: index, action (removed|modified), reasons, sha256 of the original content
+    #: audit rows: index, action (removed|modified), reasons, sha256 of the original content,
+    #: position (the entry's place in the file: unambiguous where an index repeats)
     log: pl.DataFrame
     #: (index, pattern id) still matched after cleaning; must be empty
     residual: list[tuple[int, str]] = field(default_factory=list)
@@ -264,7 +268,9 @@ def sanitize(
     """Remove distribution artifacts and redact e-mails in one track (see the module docstring)."""
     pattern_set = patterns if isinstance(patterns, PatternSet) else load_patterns(patterns)
     active = pattern_set.for_language(language)
-    decided = classify(entries.select("index", "content"), active)
+    position = (pl.col("position") if "position" in entries.columns
+                else pl.int_range(0, pl.len(), dtype=pl.Int64)).cast(pl.Int64).alias("position")
+    decided = classify(entries.select(position, "index", "content"), active)
     modified = ~pl.col("_removed") & pl.col("_redact")
     clean = (
         pl.when(pl.col("_removed"))
@@ -277,6 +283,7 @@ def sanitize(
     acted = with_labels(
         decided.filter(pl.col("_removed") | pl.col("_redact")), active
     ).select(
+        pl.col("position"),
         pl.col("index").cast(pl.Int64),
         pl.col("content"),
         clean.alias("clean_content"),
@@ -290,7 +297,7 @@ def sanitize(
         hashlib.sha256(text.encode("utf-8")).hexdigest() for text in acted["content"].to_list()
     ]
     log = acted.select(
-        "index", "action", "reasons", pl.Series("sha256", digests, dtype=pl.String)
+        "index", "action", "reasons", pl.Series("sha256", digests, dtype=pl.String), "position"
     ).cast(LOG_SCHEMA)
     # Unchanged kept entries were decided on exactly the text they keep, so only the entries
     # this run changed can still match; the scan re-runs every rule over their cleaned text.

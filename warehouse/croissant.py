@@ -3,7 +3,10 @@
 What: ``build_croissant`` describes a release directory as a Croissant dataset — one
 ``cr:FileObject`` per Parquet table and per ``films.jsonl`` (relative ``contentUrl``, sha256
 taken from the release manifest), one ``cr:RecordSet`` per Parquet table with a ``cr:Field`` per
-column (data type mapped from the Arrow schema, ``extract.column`` source) and record keys, plus
+column (data type mapped from the Arrow schema, ``extract.column`` source; a list column is a
+``repeated`` field of its item type, a struct column — or a list of structs, such as
+``task_references.full_cast`` — has one ``subField`` per struct member, read with a
+``transform.jsonPath``) and record keys, plus
 the responsible-AI (``rai:``) properties. ``write_croissant`` writes it as ``croissant.json``.
 
 Why: Croissant is the metadata format that dataset hubs and loaders (mlcroissant, Hugging Face,
@@ -81,6 +84,7 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "films": ("imdb_id",),
     "tracks": ("track_id",),
     "entries": ("track_id", "index"),
+    "task_references": ("imdb_id",),
 }
 
 #: Licence ids (SPDX / Hugging Face, lower case) → canonical URLs; Croissant recommends a URL.
@@ -112,6 +116,10 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
     "flags": "Verification flags raised on tracks (layer, severity, value, threshold, evidence).",
     "sanitization_log": "Audit log of every sanitization action (e.g. e-mail redaction) with the "
                         "reason codes and the sha256 of the original text.",
+    "task_references": "Task references (benchmark targets), one row per released film: cleaned plot, "
+                       "synopsis and storyline, key message, genres, topics, age suitability, full cast, "
+                       "countries of origin and original languages — the values of films.jsonl; a task "
+                       "field the completeness rule withheld is null for every film.",
 }
 
 COLUMN_DESCRIPTIONS: dict[str, str] = {
@@ -176,6 +184,17 @@ COLUMN_DESCRIPTIONS: dict[str, str] = {
     "evidence": "Evidence of the flag.",
     "action": "Sanitization action.",
     "sha256": "sha256 of the original (pre-sanitization) text.",
+    "plot": "IMDb plot, cleaned of material external to the film (SPEC A10; entity `plot`).",
+    "synopsis": "IMDb synopsis, cleaned (SPEC A10; entity `synopsis`).",
+    "storyline": "Common Sense Media storyline, cleaned (SPEC A10; entity `storyline`).",
+    "key_message": "Kids-In-Mind key message (entity `keyMessage`).",
+    "topics": "IMDb topics / keywords (entity `topics`).",
+    "full_cast": "Full cast in billing order: actor, characters, additional texts (entity `fullCast`).",
+    "actor": "Actor name.",
+    "characters": "Characters played.",
+    "additional_texts": "Additional credit texts, e.g. '(voice)' (entity `additionalTexts`).",
+    "countries_of_origin": "Countries of origin (entity `countriesOfOrigin`).",
+    "original_languages": "Original languages (entity `originalLanguages`).",
 }
 
 VERSIONING_RULE = (
@@ -305,6 +324,41 @@ def arrow_to_croissant_type(arrow_type: pa.DataType) -> str:
     return "sc:Text"
 
 
+def _list_item(arrow_type: pa.DataType) -> pa.DataType | None:
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
+        return arrow_type.value_type
+    return None
+
+
+def _field(record_set: str, parent: str, name: str, arrow_type: pa.DataType, file_id: str, column: str,
+           json_path: str | None) -> dict[str, Any]:
+    """A ``cr:Field`` for one column (``json_path`` None) or one struct member of ``column``."""
+    item = _list_item(arrow_type)
+    base = item if item is not None else arrow_type
+    source: dict[str, Any] = {"fileObject": {"@id": file_id}, "extract": {"column": column}}
+    if json_path is not None:
+        source["transform"] = {"jsonPath": json_path}
+    field: dict[str, Any] = {
+        "@type": "cr:Field",
+        "@id": f"{parent}/{name}",
+        "name": name,
+        "description": COLUMN_DESCRIPTIONS.get(name, f"Column `{name}`."),
+    }
+    if not pa.types.is_struct(base):
+        field["dataType"] = arrow_to_croissant_type(base)
+    if item is not None:
+        field["repeated"] = True
+    field["source"] = source
+    if pa.types.is_struct(base) and json_path is None:
+        field["subField"] = [
+            _field(record_set, f"{parent}/{name}", member.name, member.type, file_id, column, member.name)
+            for member in base
+        ]
+    elif pa.types.is_struct(base):
+        field["dataType"] = "sc:Text"  # a struct inside a struct: its JSON text
+    return field
+
+
 def license_url(license: str) -> str:
     """A licence URL for a licence id (URLs pass through; unknown ids go to the SPDX page)."""
     if re.match(r"^https?://", license):
@@ -369,14 +423,7 @@ def _record_set(table: str, schema: pa.Schema, file_id: str, rows: int | None) -
     fields = []
     names = schema.names
     for column in names:
-        fields.append({
-            "@type": "cr:Field",
-            "@id": f"{table}/{column}",
-            "name": column,
-            "description": COLUMN_DESCRIPTIONS.get(column, f"Column `{column}`."),
-            "dataType": arrow_to_croissant_type(schema.field(column).type),
-            "source": {"fileObject": {"@id": file_id}, "extract": {"column": column}},
-        })
+        fields.append(_field(table, table, column, schema.field(column).type, file_id, column, None))
     description = TABLE_DESCRIPTIONS.get(table, f"Table `{table}`.")
     if rows is not None:
         description += f" {rows} rows."

@@ -10,6 +10,8 @@ tables (DuckDB, nothing loaded into Python beyond the differing keys):
 * ``entries`` – per ``(imdb_id, language)``: how many entries were added, removed or changed,
   from ``EXCEPT`` on ``(index, timeframe, content)`` (an index present on both sides whose
   timeframe or content differs is *changed*);
+* ``task_references`` – key ``imdb_id``: films whose task references (plot, synopsis, …) were
+  added, removed or changed (which columns differ);
 * ``ratings`` / ``language_safety`` – keys ``(imdb_id, country)`` / ``(imdb_id, category)``: per
   film present in both releases, which countries / categories were added, removed or changed,
   and row totals over all films;
@@ -20,10 +22,12 @@ Every core section also lists ``columns_added`` / ``columns_removed`` (schema ch
 
 ``change_kind`` follows Croissant's rule: *patch* = the data is the same (repackaged), *minor* =
 data was only added (rows or columns), *major* = anything changed or removed. Only the data tables
-(films, tracks, entries, ratings, language_safety) decide it; the bookkeeping tables (funnel,
+(films, tracks, entries, ratings, language_safety, task_references) decide it; the bookkeeping tables (funnel,
 coverage, flags, sanitization_log) describe how the data was made and are reported in ``tables``
 only. A data table missing from the old release makes the change *major* (nothing can be shown to
-be additive), as the previous rule in ``warehouse.release`` did.
+be additive), as the previous rule in ``warehouse.release`` did — so the first release that
+carries ``task_references`` after one without it is *major*: its values were only in
+``films.jsonl`` before and cannot be shown unchanged from the tables.
 
 ``change_kind_from_tables(old_dir, new_tables)`` applies the same rule to a release that is not
 yet written (the publisher holds the new tables in memory). ``render_diff_text`` is the CLI view.
@@ -45,9 +49,10 @@ KEYED = {
     "tracks": ("imdb_id", "language"),
     "ratings": ("imdb_id", "country"),
     "language_safety": ("imdb_id", "category"),
+    "task_references": ("imdb_id",),
 }
 #: Tables whose content decides the change kind.
-DATA_TABLES = ("films", "tracks", "entries", "ratings", "language_safety")
+DATA_TABLES = ("films", "tracks", "entries", "ratings", "language_safety", "task_references")
 ENTRY_KEY = ("imdb_id", "language")
 ENTRY_CONTENT = ("index", "timeframe", "content")
 #: Columns never reported as film changes (sequential id is reported as ``id_changed``).
@@ -234,6 +239,14 @@ def _data_diff(old: Mapping[str, Path | pa.Table | None], new: Mapping[str, Path
     }
     out["entries"] = entries or {"added": 0, "removed": 0, "changed": 0, "tracks": [],
                                  "columns_added": [], "columns_removed": []}
+    r = raw.get("task_references")
+    out["task_references"] = {
+        "added": [k[0] for k in r["added"]] if r else [],
+        "removed": [k[0] for k in r["removed"]] if r else [],
+        "changed": [{"imdb_id": k[0], "columns": cols} for k, cols in r["changed"].items()] if r else [],
+        "columns_added": r["columns_added"] if r else [],
+        "columns_removed": r["columns_removed"] if r else [],
+    }
     skip = set(out["films"]["added"]) | set(out["films"]["removed"])
     for name, label in (("ratings", "country"), ("language_safety", "category")):
         if name in raw:
@@ -251,14 +264,15 @@ def _kind(d: dict[str, Any]) -> str:
             return "major"  # legacy rule: an old release without a data table cannot be proven additive
         if p["old"] and not p["new"]:
             return "major"
-    f, t, e = d["films"], d["tracks"], d["entries"]
-    schema_removed = any(d[s]["columns_removed"] for s in ("films", "tracks", "entries", "ratings", "language_safety"))
-    schema_added = any(d[s]["columns_added"] for s in ("films", "tracks", "entries", "ratings", "language_safety"))
+    f, t, e, r = d["films"], d["tracks"], d["entries"], d["task_references"]
+    sections = ("films", "tracks", "entries", "ratings", "language_safety", "task_references")
+    schema_removed = any(d[s]["columns_removed"] for s in sections)
+    schema_added = any(d[s]["columns_added"] for s in sections)
     if (f["removed"] or f["changed"] or f["id_changed"] or t["removed"] or t["changed"]
-            or e["removed"] or e["changed"] or schema_removed
+            or e["removed"] or e["changed"] or r["removed"] or r["changed"] or schema_removed
             or any(d[s]["rows_removed"] or d[s]["rows_changed"] for s in ("ratings", "language_safety"))):
         return "major"
-    if (f["added"] or t["added"] or e["added"] or schema_added
+    if (f["added"] or t["added"] or e["added"] or r["added"] or schema_added
             or any(d[s]["rows_added"] for s in ("ratings", "language_safety"))):
         return "minor"
     return "patch"
@@ -310,6 +324,7 @@ def diff_releases(old_dir: Path, new_dir: Path) -> dict[str, Any]:
         "entries": data["entries"],
         "ratings": data["ratings"],
         "language_safety": data["language_safety"],
+        "task_references": data["task_references"],
         "tables": tables,
         "change_kind": data["change_kind"],
     }
@@ -346,12 +361,17 @@ def render_diff_text(diff: dict[str, Any]) -> str:
         lines.append("  changed: " + _head([f"{c['imdb_id']}/{c['language']} ({', '.join(c['columns'])})"
                                             for c in t["changed"]]))
     lines.append(f"entries +{e['added']} -{e['removed']} ~{e['changed']} in {len(e['tracks'])} track(s)")
+    r = diff.get("task_references")
+    if r:
+        lines.append(f"task references +{len(r['added'])} -{len(r['removed'])} ~{len(r['changed'])}")
+        if r["changed"]:
+            lines.append("  changed: " + _head([f"{c['imdb_id']} ({', '.join(c['columns'])})" for c in r["changed"]]))
     for name in ("ratings", "language_safety"):
         s = diff.get(name)
         if s:
             lines.append(f"{name}: +{s['rows_added']} -{s['rows_removed']} ~{s['rows_changed']} rows; "
                          f"{len(s['films'])} kept film(s) affected")
-    for sect in ("films", "tracks", "entries", "ratings", "language_safety"):
+    for sect in ("films", "tracks", "entries", "ratings", "language_safety", "task_references"):
         s = diff.get(sect) or {}
         if s.get("columns_added") or s.get("columns_removed"):
             lines.append(f"{sect} columns +[{', '.join(s.get('columns_added', []))}] "

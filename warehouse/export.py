@@ -18,7 +18,9 @@ sha256/size/rows of every exported file).
 (corpus-level aggregates without ``imdb_id`` — funnel, coverage — are kept as they are).
 
 Why this shape: an export is written into a temporary sibling directory and renamed into place,
-so a reader never sees a half-written export; it refuses to replace a non-empty ``out``; and every
+so a reader never sees a half-written export (its temporary is named after the exporting process,
+so the next export removes one a killed export left, cinesub/tmpfiles.py), and is published
+readable by others (directories 0755, files 0644); it refuses to replace a non-empty ``out``; and every
 file copied unchanged is checked against the sha256 in the release manifest, so a corrupted
 release is not silently re-published.
 """
@@ -29,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from cinesub import tmpfiles
 from warehouse.croissant import RAI_PROPERTIES, build_croissant, dumps_croissant
 from warehouse.hf_card import render_card
 from warehouse.release import file_sha256
@@ -170,7 +172,7 @@ def _croissant_texts(release_dir: Path, manifest: dict[str, Any], license: str |
         "description": description or existing.get("description") or (
             f"{manifest.get('name', 'cinesub')} {manifest.get('version', '')}: multilingual "
             "subtitle benchmark corpus (films, ratings, subtitle tracks and entries, "
-            "language-safety gold, audit tables)."),
+            "language-safety gold, task references, audit tables)."),
         "date_published": date_published or existing.get("datePublished"),
         "rai": rai,
     }
@@ -211,7 +213,8 @@ def export_release(
         raise ExportError("no_films_table", "films.parquet is not in the release manifest")
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-export-", dir=out.parent))
+    tmpfiles.sweep(out.parent, prefix=".tmp-export-")  # left by a killed export
+    tmp = tmpfiles.mkdtemp("export", out.parent)
     try:
         files: dict[str, dict[str, Any]] = {}
         dropped: dict[str, int] = {}
@@ -284,6 +287,7 @@ def export_release(
         (tmp / EXPORT_MANIFEST).write_text(
             json.dumps(export_manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         _check_out(out)  # still absent or empty: a concurrent writer did not get there first
+        tmpfiles.make_public(tmp)  # readable by others (mkdtemp made it 0700)
         os.replace(tmp, out)
         return out
     except BaseException:

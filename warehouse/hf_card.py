@@ -172,6 +172,13 @@ def render_card(
     if "films.jsonl" in files:
         w("`films.jsonl` holds one film entity per line (SPEC A11 field names), with every "
           "subtitle track inline.\n\n")
+    if "task_references" in tables:
+        w("`task_references` holds the benchmark targets of every film with the values of "
+          "`films.jsonl` (`plot`, `synopsis`, `storyline`, `key_message` = `keyMessage`, `genres`, "
+          "`topics`, `age_suitability` = `ageSuitabilityRating`, `full_cast` = `fullCast`, "
+          "`countries_of_origin`, `original_languages`; lists are typed lists). A task field the "
+          "completeness rule withheld is null for every film. Join it to the other tables on "
+          "`imdb_id` (or `id`).\n\n")
     for t in tables:
         schema = schemas.get(t)
         if schema is None:
@@ -212,9 +219,11 @@ def render_card(
       f"duckdb.sql(\"SELECT * FROM read_parquet('{first}.parquet') LIMIT 5\").show()\n```\n\n")
     w("Polars:\n\n```python\nimport polars as pl\n\n"
       f"{first} = pl.read_parquet(\"{first}.parquet\")\n```\n\n")
+    refs = (f"refs = load_dataset(\"path/to/{name}-{version}\", name=\"task_references\", split=\"train\")\n"
+            if "task_references" in tables else "")
     w("Hugging Face `datasets` (a local copy of this directory or the Hub repository):\n\n"
       "```python\nfrom datasets import load_dataset\n\n"
-      f"ds = load_dataset(\"path/to/{name}-{version}\", name=\"{first}\", split=\"train\")\n```\n\n")
+      f"ds = load_dataset(\"path/to/{name}-{version}\", name=\"{first}\", split=\"train\")\n{refs}```\n\n")
     w("Croissant metadata (`croissant.json`, Croissant 1.0 with RAI fields) describes every "
       "file and table; load it with `mlcroissant.Dataset(jsonld=\"croissant.json\")`.\n\n")
 

@@ -1,8 +1,9 @@
-"""Open a published release for reading: DuckDB (views), Polars (Parquet), film entities.
+"""Open a published release for reading: DuckDB, Polars (Parquet), film entities.
 
-The release's ``cinesub.duckdb`` holds views whose Parquet paths are relative to the release
-directory, so the directory can be moved or copied; :func:`open_release` sets DuckDB's
-``file_search_path`` so the views bind wherever the release now lies.
+The release's ``cinesub.duckdb`` holds every table itself (warehouse.release.write_database), so
+plain ``duckdb.connect(path, read_only=True)`` opens it from any directory and the release can be
+moved or copied. Releases written before that hold views with paths relative to the release
+directory; :func:`open_release` sets DuckDB's ``file_search_path`` so those bind too.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def resolve(releases_dir: Path, version: str) -> Path:
 
 
 def open_release(release_dir: Path) -> duckdb.DuckDBPyConnection:
-    """A read-only DuckDB connection to the release database, views bound to its files."""
+    """A read-only DuckDB connection to the release database (older releases' views bound to
+    the directory's files)."""
     release_dir = Path(release_dir).resolve()
     con = duckdb.connect(str(release_dir / "cinesub.duckdb"), read_only=True)
     con.execute("SET file_search_path = ?", [str(release_dir)])

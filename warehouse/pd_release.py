@@ -2,11 +2,14 @@
 ``CINESUB_HOME/hollywood/releases/<semver>/``.
 
 A release holds one Parquet file per table of :data:`TABLES` (queries in
-sql/pd_release_tables.sql), ``cinesub.duckdb`` — a DuckDB database of views over those files
-with relative paths, so :func:`warehouse.load.open_release` opens it wherever the directory lies —
-and ``manifest.json`` (every file with sha256, size and rows; code version; config hash; input
-snapshot ids; ``as_of``; the primary extractor). It is written into a temporary directory and
-renamed into place atomically; ``LATEST`` and the ``latest`` symlink name the newest version.
+sql/pd_release_tables.sql), ``cinesub.duckdb`` — a self-contained DuckDB database holding the same
+tables (no paths inside, so plain ``duckdb.connect(path, read_only=True)`` answers from any working
+directory wherever the release lies; storage v1.0.0, readable by every DuckDB 1.x;
+:func:`warehouse.release.write_database`) — and ``manifest.json`` (every file with sha256, size and
+rows; code version; config hash; input snapshot ids; ``as_of``; the primary extractor). It is
+written into a temporary directory and renamed into place atomically, readable by others (0755 /
+0644); a temporary a killed build left is removed by the next publication. ``LATEST`` and the
+``latest`` symlink name the newest version.
 
 Version rule (the one of warehouse/release.py, Croissant's): identical tables (byte-identical
 Parquet) → no new version; only rows or tables added → minor; any row removed or changed, a
@@ -18,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -26,9 +28,17 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cinesub import __version__
+from cinesub import __version__, tmpfiles
 from cinesub.state import sql_text
-from warehouse.release import _bump, _write_parquet, _write_pointer, file_sha256, latest_version
+from warehouse.release import (
+    DATABASE_NOTE,
+    _bump,
+    _write_parquet,
+    _write_pointer,
+    file_sha256,
+    latest_version,
+    write_database,
+)
 
 NAME = "cinesub-hollywood"
 #: Parquet tables of a release, each the view ``rel_<name>`` of sql/pd_release_tables.sql
@@ -99,7 +109,8 @@ def publish(state_con: duckdb.DuckDBPyConnection, releases_dir: Path, *, config_
     counts = {n: t.num_rows for n, t in tables.items()}
     prev = latest_version(releases_dir)
     prev_dir = releases_dir / prev if prev else None
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-release-", dir=releases_dir))
+    tmpfiles.sweep(releases_dir)  # what a killed build left (.tmp-release-*, .tmp-latest-*)
+    tmp = tmpfiles.mkdtemp("release", releases_dir)
     try:
         files: dict[str, dict[str, Any]] = {}
         for name, table in tables.items():
@@ -113,11 +124,8 @@ def publish(state_con: duckdb.DuckDBPyConnection, releases_dir: Path, *, config_
                 return {"version": prev, "path": str(prev_dir), "new": False, "kind": None, "counts": counts}
             kind, changes = change_kind(prev_dir, tables)
         version = _bump(prev, kind)
-        with duckdb.connect(str(tmp / DB_NAME)) as dbc:
-            dbc.execute(f"SET file_search_path = '{tmp.as_posix()}'")
-            for name in tables:
-                dbc.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{name}.parquet')")
-        files[DB_NAME] = {"rows": None, "note": "views over the Parquet files; open with warehouse.load.open_release"}
+        write_database(tmp / DB_NAME, {n: tmp / f"{n}.parquet" for n in tables})
+        files[DB_NAME] = {"rows": None, "note": DATABASE_NOTE}
         for fname, meta in files.items():
             p = tmp / fname
             meta.update({"sha256": file_sha256(p), "size": p.stat().st_size})
@@ -140,6 +148,7 @@ def publish(state_con: duckdb.DuckDBPyConnection, releases_dir: Path, *, config_
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
                                            encoding="utf-8")
+        tmpfiles.make_public(tmp)  # readable by others as published (mkdtemp made it 0700)
         final = releases_dir / version
         os.replace(tmp, final)
         _write_pointer(releases_dir, version)

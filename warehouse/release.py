@@ -1,12 +1,14 @@
 """Versioned, immutable releases: ``CINESUB_HOME/releases/<semver>/``.
 
-A release holds Parquet tables, a DuckDB database of views over them, the film-entity JSON
+A release holds Parquet tables, a self-contained DuckDB database with the same tables (DuckDB
+storage v1.0.0, readable by every DuckDB 1.x; opens from any directory), the film-entity JSON
 (SPEC A11, one object per line, streamed) with its JSON Schema, statistics (SPEC A11 Tables
 8–14: Parquet, JSON and an HTML page with plots), ``croissant.json`` (Croissant 1.0 + RAI), a
 Hugging Face dataset card (``README.md``) and ``manifest.json`` (every file with sha256, size and
 row count; code version; config hash; input snapshot ids; splits; withdrawn films). It passes the
-consistency gate first, is written to a temporary directory and renamed into place atomically;
-``releases/latest`` names the newest version.
+consistency gate first, is written to a temporary directory and renamed into place atomically
+(directories 0755, files 0644: readable by others as published; a temporary a killed build left is
+removed by the next publication, cinesub/tmpfiles.py); ``releases/latest`` names the newest version.
 
 Version rule (Croissant's): patch = same data repackaged, minor = data added only, major = data
 changed or removed. Unchanged data → no new release (the build says which one it reused).
@@ -18,7 +20,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cinesub import __version__
+from cinesub import tmpfiles
 from cinesub.records import utcnow
 from cinesub.settings import LANGUAGES, ReleaseSettings
 from cinesub.state import sql_text
 
+#: DuckDB storage format of a release's database: the one every DuckDB 1.x (and later) reads
+DUCKDB_STORAGE_VERSION = "v1.0.0"
+
 #: Tables of the release, each produced by a query in sql/release_tables.sql.
 TABLES = ("films", "ratings", "tracks", "entries", "language_safety", "funnel", "coverage", "flags",
-          "sanitization_log")
+          "sanitization_log", "task_references")
 
 
 def file_sha256(path: Path) -> str:
@@ -74,6 +79,22 @@ def _bump(prev: str | None, kind: str) -> str:
     if kind == "minor":
         return f"{major}.{minor + 1}.0"
     return f"{major}.{minor}.{patch + 1}"
+
+
+DATABASE_NOTE = ("every table stored in the file (self-contained: opens from any directory with "
+                 f"duckdb.connect(path, read_only=True)); DuckDB storage {DUCKDB_STORAGE_VERSION}")
+
+
+def write_database(db_path: Path, sources: dict[str, Path]) -> None:
+    """The release database: one table per Parquet file of ``sources`` (name → path), its rows
+    copied into the file in order, so nothing in it refers to a path and it opens from any working
+    directory and wherever the release is moved; written in DuckDB's
+    :data:`DUCKDB_STORAGE_VERSION` storage format, which every DuckDB 1.x reads."""
+    with duckdb.connect(str(db_path), config={"storage_compatibility_version": DUCKDB_STORAGE_VERSION}) as dbc:
+        for name, src in sources.items():
+            literal = str(src).replace("'", "''")
+            dbc.execute(f'CREATE TABLE "{name}" AS SELECT * FROM read_parquet(\'{literal}\')')
+        dbc.execute("CHECKPOINT")
 
 
 def build_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
@@ -165,8 +186,11 @@ def publish(
     public["films"] = tables["films"].drop_columns(["imdb_json", "kim_json", "csm_json"])
     if kept_task_fields is None:
         kept_task_fields = {f for f, k in state_con.execute("SELECT field, kept FROM task_fields").fetchall() if k}
+    withheld_task_fields = {f for f, k in state_con.execute("SELECT field, kept FROM task_fields").fetchall()
+                            if not k} - set(kept_task_fields)
 
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-release-", dir=releases_dir))
+    tmpfiles.sweep(releases_dir)  # what a killed build left (.tmp-release-*, .tmp-latest-*)
+    tmp = tmpfiles.mkdtemp("release", releases_dir)
     try:
         files: dict[str, dict[str, Any]] = {}
         for name, table in public.items():
@@ -185,7 +209,7 @@ def publish(
         schema = load_schema()
         gate = ReleaseGate(languages=tuple(languages), countries=tuple(countries),
                            kept_task_fields=set(kept_task_fields), previous_ids=_previous_ids(prev_dir),
-                           schema=schema)
+                           schema=schema, withheld_task_fields=withheld_task_fields)
         entities_path = tmp / "films.jsonl"
         n_entities = 0
         with open(entities_path, "w", encoding="utf-8") as fh:
@@ -210,16 +234,9 @@ def publish(
         page = render_stats_page(stats, tmp / "statistics.html", title="cinesub", version=version)
         files[page.name] = {"rows": None}
 
-        db_path = tmp / "cinesub.duckdb"
-        with duckdb.connect(str(db_path)) as dbc:
-            # Views keep relative paths so the release can move; binding needs the directory
-            # (warehouse.load.open_release sets it).
-            dbc.execute(f"SET file_search_path = '{tmp}'")
-            for name in public:
-                dbc.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{name}.parquet')")
-            for name in sorted(stats):
-                dbc.execute(f"CREATE VIEW stats_{name} AS SELECT * FROM read_parquet('stats/{name}.parquet')")
-        files["cinesub.duckdb"] = {"rows": None, "note": "views over the Parquet files; open with warehouse.load.open_release"}
+        write_database(tmp / "cinesub.duckdb", {**{n: tmp / f"{n}.parquet" for n in public},
+                                                **{f"stats_{n}": tmp / "stats" / f"{n}.parquet" for n in sorted(stats)}})
+        files["cinesub.duckdb"] = {"rows": None, "note": DATABASE_NOTE}
 
         for fname in list(files):
             p = tmp / fname
@@ -251,6 +268,7 @@ def publish(
                                     url=rs.dataset_url, languages=list(languages)), encoding="utf-8")
         files[card.name] = {"rows": None, "sha256": file_sha256(card), "size": card.stat().st_size}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        tmpfiles.make_public(tmp)  # readable by others as published (mkdtemp made it 0700)
         final = releases_dir / version
         os.replace(tmp, final)
         _write_pointer(releases_dir, version)
@@ -262,9 +280,10 @@ def publish(
 
 
 def _write_pointer(releases_dir: Path, version: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=releases_dir, prefix=".tmp-latest-")
+    fd, tmp = tmpfiles.mkstemp("latest", releases_dir)
     with os.fdopen(fd, "w") as fh:
         fh.write(version + "\n")
+    os.chmod(tmp, tmpfiles.FILE_MODE)
     os.replace(tmp, releases_dir / "LATEST")
     link = releases_dir / "latest"
     tmp_link = releases_dir / ".latest-link"

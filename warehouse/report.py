@@ -43,7 +43,7 @@ MAX_ARTIFACT_ROWS = 5000
 LANG_COLORS = {"en": "#4e79a7", "ar": "#f28e2b", "id": "#59a14f", "fa": "#e15759", "ro": "#b07aa1", "vi": "#76b7b2"}
 STATUS_COLORS = {"ok": "#59a14f", "retained": "#4e79a7", "flagged": "#f28e2b", "rejected": "#e15759"}
 UNITS = {"chronology": "ms", "block_lifespan": "min", "delayed_onset": "min", "runtime_coverage": "ratio",
-         "macro_interval": "min", "language_mismatch": "share", "span_ratio": "ratio", "token_ratio": "ratio",
+         "macro_interval": "min", "language_mismatch": "share", "index_duplicate": "count", "span_ratio": "ratio", "token_ratio": "ratio",
          "entry_ratio": "ratio", "span_vs_english": "ratio"}
 
 
@@ -81,6 +81,7 @@ def fmt_value(value: Any, layer: str | None = None) -> str:
 # --------------------------------------------------------------------------------------------
 def collect(con: duckdb.DuckDBPyConnection, summary: dict[str, Any], processing_version: str) -> dict[str, Any]:
     """Everything the report shows, from the state DB."""
+    con.execute(sql_text("link_decisions.sql"))
     con.execute(render_sql("review.sql", processing_version=processing_version))
     con.execute(sql_text("report.sql"))
     flags = _rows(con, "SELECT * FROM report_flags")
@@ -121,7 +122,7 @@ def collect(con: duckdb.DuckDBPyConnection, summary: dict[str, Any], processing_
                            "evidence": json.loads(r["evidence"]) if r["evidence"] else {}})
     for t in timelines:
         t["entries"] = con.execute(
-            'SELECT "index", start_ms, end_ms FROM entries WHERE track_id = ? ORDER BY "index"',
+            'SELECT "index", start_ms, end_ms FROM entries WHERE track_id = ? ORDER BY position',
             [t["track_id"]]).fetchall()
     links = _rows(con, "SELECT * FROM review_link_queue ORDER BY decision = 'open' DESC, kim_id")
     history = _rows(con, "SELECT * FROM review_decision_history ORDER BY decided_at, decision_id")
@@ -412,19 +413,27 @@ svg .evl{font-size:11px;fill:#c62828}svg .axis{stroke:#5b6578}.tl{margin:10px 0 
 """
 
 JS = """
+// A filter box matches within one column, chosen beside it (never anywhere in the row): typing
+// "runtime" with the column "layer" keeps the runtime_coverage rows, not every row whose detail
+// mentions a runtime.
 document.querySelectorAll('input.filter').forEach(function (box) {
   var table = document.getElementById(box.dataset.table);
-  box.addEventListener('input', function () {
-    var q = box.value.toLowerCase();
+  var column = document.getElementById(box.dataset.table + '-column');
+  function apply() {
+    var q = box.value.trim().toLowerCase();
+    var idx = parseInt(column.value, 10);
     var shown = 0;
     table.querySelectorAll('tbody tr').forEach(function (tr) {
-      var hit = tr.textContent.toLowerCase().indexOf(q) >= 0;
+      var cell = tr.cells[idx];
+      var hit = q === '' || (cell !== undefined && cell.textContent.toLowerCase().indexOf(q) >= 0);
       tr.style.display = hit ? '' : 'none';
       if (hit) { shown += 1; }
     });
     var count = document.getElementById(box.dataset.table + '-count');
     if (count) { count.textContent = shown; }
-  });
+  }
+  box.addEventListener('input', apply);
+  column.addEventListener('change', apply);
 });
 document.querySelectorAll('table.sortable th').forEach(function (th, col) {
   th.addEventListener('click', function () {
@@ -447,13 +456,18 @@ document.querySelectorAll('table.sortable th').forEach(function (th, col) {
 
 
 def _table(table_id: str, headers: list[str], rows: list[list[str]], num_cols: set[int] | None = None,
-           filterable: bool = False) -> str:
+           filter_column: int | None = None) -> str:
+    """A sortable table; with ``filter_column`` a filter box that matches within one column
+    (``filter_column`` first, any other chosen in the select beside the box)."""
     num_cols = num_cols or set()
     out = []
-    if filterable:
-        out.append(f'<input class="filter" type="search" placeholder="filter rows…" data-table="{table_id}" '
-                   f'aria-label="filter"> <span class="muted"><span id="{table_id}-count">{len(rows)}</span> '
-                   f"rows</span>")
+    if filter_column is not None:
+        options = "".join(f'<option value="{i}"{" selected" if i == filter_column else ""}>{e(h)}</option>'
+                          for i, h in enumerate(headers))
+        out.append(f'<select class="filter-column" id="{table_id}-column" aria-label="filter column">{options}'
+                   f'</select> <input class="filter" type="search" placeholder="filter this column…" '
+                   f'data-table="{table_id}" aria-label="filter"> <span class="muted">'
+                   f'<span id="{table_id}-count">{len(rows)}</span> rows</span>')
     out.append(f'<table id="{table_id}" class="sortable"><thead><tr>')
     out += [f'<th{" class=num" if i in num_cols else ""}>{e(h)}</th>' for i, h in enumerate(headers)]
     out.append("</tr></thead><tbody>")
@@ -573,13 +587,18 @@ def render(data: dict[str, Any], thresholds: Any, languages: list[str]) -> str:
     parts.append('<section id="candidates"><h2>Flagged and rejected candidates</h2>'
                  + _table("candidates-table", ["film", "lang", "rank", "file / track", "status", "layer", "severity",
                                                "value", "threshold", "detail", "decision", "selected instead",
-                                               "film status"], crow, num_cols={2, 7, 8}, filterable=True)
+                                               "film status"], crow, num_cols={2, 7, 8}, filter_column=5)
                  + "</section>")
     # link reviews
     lrows = [[e(r["kim_id"]), e(f"{r['title'] or ''} ({r['year'] or '?'})"), e(r["kim_imdb_id"]),
-              e(r["csm_imdb_id"]), e(r["reason"]), e(r["decision"])] for r in data["links"]]
+              e(r["csm_imdb_id"]), e(r["reason"]), e(r["decision"]),
+              e(f"{r['decided_by']} {str(r['decided_at'])[:19]}" if r["decided_by"] else ""), e(r["note"]),
+              e(r["film_status"])] for r in data["links"]]
     parts.append('<section id="link-reviews"><h2>Entity-link review queue</h2>'
-                 + (_table("links-table", ["KIM id", "film", "KIM IMDb", "CSM IMDb", "reason", "decision"], lrows)
+                 + (_table("links-table", ["KIM id", "film", "KIM IMDb", "CSM IMDb", "reason", "decision",
+                                           "decided", "note", "film status"], lrows)
+                    + "<p class=muted>Decide with <code>cinesub review decide-link KIM_ID --accept "
+                      "kim|csm|reject --note TEXT</code>; the next build honours it (docs/review.md).</p>"
                     if lrows else "<p>No entity-link disagreements.</p>") + "</section>")
     # decisions
     hrows = [[e(str(r["decided_at"])[:19]), e(r["decided_by"]), f"<b>{e(r['action'])}</b>",
@@ -592,13 +611,14 @@ def render(data: dict[str, Any], thresholds: Any, languages: list[str]) -> str:
                     if hrows else "<p>No decisions recorded yet.</p>") + "</section>")
     # sanitization
     srows = [[e(r["language"]), e(r["action"]), e(r["reasons"]), str(r["n"])] for r in data["sanitization"]]
-    srows = [[e(r["imdb_id"]), e(r["category"]), str(r["subtitle_count"]),
+    safety_rows = [[e(r["imdb_id"]), e(r["category"]), str(r["subtitle_count"]),
               "—" if r["kim_count"] is None else str(r["kim_count"]),
               "—" if r["difference"] is None else f"{r['difference']:+d}", "yes" if r["large"] else "",
               e(r["evidence"])] for r in data.get("safety", [])]
     parts.append('<section id="safety-discrepancies"><h2>Language safety: subtitles vs Kids-in-Mind</h2>'
                  + _table("safety-table", ["film", "category", "subtitles", "KIM", "difference", "large",
-                                           "sample evidence indices"], srows, num_cols={2, 3, 4}, filterable=True)
+                                           "sample evidence indices"], safety_rows, num_cols={2, 3, 4},
+                          filter_column=0)
                  + "<p class=muted>Counts from the English track beside the KIM prose counts; never forced to "
                    "agree.</p></section>")
     parts.append('<section id="sanitization"><h2>Sanitization on selected tracks</h2>'

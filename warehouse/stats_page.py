@@ -10,6 +10,13 @@ Offline and reproducible: no script at all, CSS inline, a Content-Security-Polic
 fetching anything; matplotlib's SVG ids are salted per figure (``svg.hashsalt``) and the file
 carries no date (``metadata={'Date': None}``), ids are prefixed per figure so they stay unique in
 the page — the same statistics give the same bytes.
+
+Free text never becomes markup (issue 14): every figure is drawn with ``text.parse_math`` and
+``text.usetex`` off, so a genre "Action $ Money $" or ``$\\frac$`` is drawn as written (mathtext
+would garble the first and raise on the second); labels from data pass through :func:`plot_text`
+(control characters replaced, long labels shortened — the tables beside the plots hold the full
+text) and are placed by position, never as matplotlib categories; in the HTML every value is
+escaped, and the SVG id rewriting touches tags only, never the text of a label.
 """
 
 from __future__ import annotations
@@ -128,9 +135,12 @@ details summary{cursor:pointer;color:#22303f;margin:6px 0}
 """
 
 
+_HTML_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def e(value: Any) -> str:
-    """HTML-escaped text of a value (None → empty)."""
-    return "" if value is None else html.escape(str(value), quote=True)
+    """HTML-escaped text of a value (None → empty); control characters shown as U+FFFD."""
+    return "" if value is None else html.escape(_HTML_CONTROL_RE.sub("\ufffd", str(value)), quote=True)
 
 
 def fmt(value: Any, col: str = "") -> str:
@@ -150,6 +160,20 @@ def fmt(value: Any, col: str = "") -> str:
 
 def lang_label(code: str) -> str:
     return f"{LANGUAGE_NAMES.get(code, code)} ({code})"
+
+
+#: longest label drawn in a plot (characters); the tables carry the full text
+MAX_PLOT_LABEL = 48
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+
+
+def plot_text(value: Any) -> str:
+    """A value from the data as a plot label: plain text (drawn with math parsing off), one line,
+    no control characters, at most :data:`MAX_PLOT_LABEL` characters."""
+    text = "(none)" if value is None else str(value)
+    text = _CONTROL_RE.sub("\ufffd", text.replace("\r\n", " ").replace("\n", " ").replace("\t", " "))
+    text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF) or "(empty)"
+    return text if len(text) <= MAX_PLOT_LABEL else text[: MAX_PLOT_LABEL - 1] + "…"
 
 
 def _cell(col: str, value: Any) -> str:
@@ -188,12 +212,21 @@ def html_table(name: str, table: pa.Table, caption: str) -> str:
 def _rc(key: str) -> dict[str, Any]:
     """matplotlib settings of one figure: fixed style, text kept as text, ids salted per figure."""
     return {"font.size": 9, "font.family": "DejaVu Sans", "svg.hashsalt": f"cinesub-stats-{key}",
-            "svg.fonttype": "none", "axes.titlesize": 10}
+            "svg.fonttype": "none", "axes.titlesize": 10,
+            # text from the data is text: no mathtext ($...$), no LaTeX
+            "text.parse_math": False, "text.usetex": False}
 
 
 _ID_RE = re.compile(r'\bid="([^"]+)"')
 _URL_RE = re.compile(r"url\(#([^)]+)\)")
 _HREF_RE = re.compile(r'href="#([^"]+)"')
+_TAG_RE = re.compile(r"<[^>]*>")  # label text is escaped (&lt; &gt;), so this never enters one
+
+
+def _prefix_ids(tag: str, key: str) -> str:
+    tag = _ID_RE.sub(lambda m: f'id="{key}-{m.group(1)}"', tag)
+    tag = _URL_RE.sub(lambda m: f"url(#{key}-{m.group(1)})", tag)
+    return _HREF_RE.sub(lambda m: f'href="#{key}-{m.group(1)}"', tag)
 
 
 def svg_figure(fig: Figure, key: str, alt: str) -> str:
@@ -205,9 +238,7 @@ def svg_figure(fig: Figure, key: str, alt: str) -> str:
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
-    svg = _ID_RE.sub(lambda m: f'id="{key}-{m.group(1)}"', svg)
-    svg = _URL_RE.sub(lambda m: f"url(#{key}-{m.group(1)})", svg)
-    svg = _HREF_RE.sub(lambda m: f'href="#{key}-{m.group(1)}"', svg)
+    svg = _TAG_RE.sub(lambda m: _prefix_ids(m.group(0), key), svg)  # tags only: never a label's text
     svg = svg.replace("<svg ", f'<svg class="plot" role="img" aria-label="{e(alt)}" ', 1)
     head_end = svg.index(">") + 1
     return svg[:head_end] + f"\n <title>{e(alt)}</title>" + svg[head_end:].rstrip() + "\n"
@@ -262,7 +293,7 @@ def fig_input_tokens(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
         ax.scatter([m for m, d in zip(means, data) if d], [p for p, d in zip(pos, data) if d], marker="D", s=16,
                    color="#ffffff", edgecolor="#1d2430", zorder=3, label="mean")
         ax.set_yticks(pos)
-        ax.set_yticklabels([lang_label(lang) for lang in langs])
+        ax.set_yticklabels([plot_text(lang_label(lang)) for lang in langs])
         ax.invert_yaxis()
         ax.set_xlabel(f"Input subtitle length (thousand {encoding_name(stats)} tokens)")
         ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
@@ -273,14 +304,16 @@ def fig_input_tokens(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
 
 def fig_age_suitability(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     rows = sorted(stats["age_suitability"].to_pylist(),
-                  key=lambda r: (r["minimum_age"] is None, r["minimum_age"] or 0, r["label"]))
+                  key=lambda r: (r["minimum_age"] is None, r["minimum_age"] or 0, str(r["label"])))
     fig = _figure(5.2, 3.0)
     ax = fig.add_subplot()
     _style(ax)
     if not rows:
         _empty(ax, "age-suitability labels")
     else:
-        ax.bar([r["label"] for r in rows], [r["films"] for r in rows], color="#4e79a7")
+        pos = list(range(len(rows)))
+        ax.bar(pos, [r["films"] for r in rows], color="#4e79a7")
+        ax.set_xticks(pos, [plot_text(r["label"]) for r in rows])
         ax.set_ylabel("Films")
         ax.set_xlabel("Common Sense age-suitability label")
         ax.tick_params(axis="x", labelrotation=45)
@@ -291,7 +324,7 @@ def fig_age_suitability(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
 
 def fig_ratings(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     rows = stats["ratings"].to_pylist()
-    countries = sorted({r["country"] for r in rows})
+    countries = sorted({r["country"] for r in rows}, key=lambda c: (c is None, str(c)))
     ages = sorted({r["minimum_age"] for r in rows if r["minimum_age"] is not None})
     fig = _figure(7.0, 3.6)
     ax = fig.add_subplot()
@@ -306,16 +339,17 @@ def fig_ratings(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     for age in ages:
         widths = [sum(r["films"] for r in rows if r["country"] == c and r["minimum_age"] == age) / (totals[c] or 1)
                   for c in countries]
-        ax.barh(countries, widths, left=[left[c] for c in countries], color=cmap(norm(age)), label=f"{age}+",
-                edgecolor="white", linewidth=0.4)
+        ax.barh(list(range(len(countries))), widths, left=[left[c] for c in countries], color=cmap(norm(age)),
+                label=f"{age}+", edgecolor="white", linewidth=0.4)
         for c, w in zip(countries, widths):
             left[c] += w
+    ax.set_yticks(list(range(len(countries))), [plot_text(c) for c in countries])
     ax.set_xlim(0, 1)
     ax.invert_yaxis()
     ax.set_xlabel("Proportion of films")
     ax.legend(title="Minimum age", fontsize=7, title_fontsize=8, ncol=1, frameon=False,
               loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    alt = ("Stacked bars of the share of films per minimum age for each rating country (" + ", ".join(countries)
+    alt = ("Stacked bars of the share of films per minimum age for each rating country (" + ", ".join(map(str, countries))
            + "); minimum ages " + ", ".join(f"{a}+" for a in ages) + ".")
     return fig, alt
 
@@ -329,7 +363,9 @@ def fig_genres(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     if not rows:
         _empty(ax, "genres")
     else:
-        ax.barh([r["genre"] for r in rows], [r["films"] for r in rows], color="#59a14f")
+        pos = list(range(len(rows)))
+        ax.barh(pos, [r["films"] for r in rows], color="#59a14f")
+        ax.set_yticks(pos, [plot_text(r["genre"]) for r in rows])
         ax.invert_yaxis()
         ax.set_xlabel("Films" + (f" (of {films:,})" if films else ""))
     alt = "Horizontal bars of films per genre, most frequent first: " + "; ".join(
@@ -352,7 +388,7 @@ def fig_language_content(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
         ax.barh([v + 0.2 for v in y], [r["evidence_line_count"] for r in rows], height=0.38, color="#f1a7a9",
                 label="evidence lines")
         ax.set_yticks(y)
-        ax.set_yticklabels(labels)
+        ax.set_yticklabels([plot_text(lab) for lab in labels])
         ax.invert_yaxis()
         ax.set_xlabel("Count (English subtitle track)")
         ax.legend(fontsize=8, frameon=False, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2)

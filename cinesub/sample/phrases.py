@@ -18,7 +18,8 @@ Besides plain dialogue there are:
 
 Romanian is written with the comma-below letters (ș ț) and Persian with the Persian yeh/kaf
 (ی ک); legacy code pages that cannot hold them get the customary substitutes at encoding time
-(see :mod:`cinesub.sample.encodings`).
+(see :mod:`cinesub.sample.encodings`). A few Romanian rows quote with „ ”, the typography that
+tells a cp1250 file from an ISO-8859-16 one (otherwise the decoder flags ``encoding_ambiguous``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ DIALOGUE_ROWS: list[tuple[str, str, str, str, str, str]] = [
     ("Get in the car. Now.", "اركب السيارة. الآن.", "Masuk ke mobil. Sekarang.", "سوار ماشین شو. همین حالا.", "Urcă în mașină. Acum.", "Lên xe đi. Ngay bây giờ."),
     ("I'm not going anywhere without my sister.", "لن أذهب إلى أي مكان من دون أختي.", "Aku tidak akan pergi ke mana pun tanpa adikku.", "بدون خواهرم هیچ جا نمی‌رم.", "Nu plec nicăieri fără sora mea.", "Tôi sẽ không đi đâu nếu không có em gái tôi."),
     ("Do you remember the house by the lake?", "هل تتذكر البيت الذي بجانب البحيرة؟", "Kamu ingat rumah di tepi danau itu?", "خونه‌ی کنار دریاچه یادته؟", "Îți amintești casa de lângă lac?", "Anh còn nhớ ngôi nhà bên hồ không?"),
-    ("She said she'd be back before dark.", "قالت إنها ستعود قبل حلول الظلام.", "Dia bilang akan kembali sebelum gelap.", "گفت قبل از تاریکی برمی‌گرده.", "A spus că se întoarce înainte să se întunece.", "Cô ấy nói sẽ về trước khi trời tối."),
+    ("She said she'd be back before dark.", "قالت إنها ستعود قبل حلول الظلام.", "Dia bilang akan kembali sebelum gelap.", "گفت قبل از تاریکی برمی‌گرده.", "A spus: „Mă întorc înainte să se întunece.”", "Cô ấy nói sẽ về trước khi trời tối."),
     ("That's not what I meant, and you know it.", "ليس هذا ما قصدته، وأنت تعرف ذلك.", "Bukan itu maksudku, dan kamu tahu itu.", "منظورم این نبود، خودتم می‌دونی.", "Nu asta am vrut să spun, și știi asta.", "Ý tôi không phải vậy, và anh biết mà."),
     ("Thank you for coming on such short notice.", "شكرا لأنك أتيت بهذه السرعة.", "Terima kasih sudah datang mendadak begini.", "ممنون که اینقدر زود اومدی.", "Mulțumesc că ai venit atât de repede.", "Cảm ơn anh đã đến gấp như vậy."),
     ("How long have you been working here?", "منذ متى وأنت تعمل هنا؟", "Sudah berapa lama kamu bekerja di sini?", "چند وقته اینجا کار می‌کنی؟", "De cât timp lucrezi aici?", "Anh làm việc ở đây bao lâu rồi?"),
@@ -64,7 +65,7 @@ DIALOGUE_ROWS: list[tuple[str, str, str, str, str, str]] = [
     ("I'll pick you up after school.", "سآخذك بعد المدرسة.", "Aku akan menjemputmu sepulang sekolah.", "بعد از مدرسه میام دنبالت.", "Te iau eu după școală.", "Mẹ sẽ đón con sau giờ học."),
     ("We used to come here every summer.", "كنا نأتي إلى هنا كل صيف.", "Dulu kita datang ke sini setiap musim panas.", "ما هر تابستون میومدیم اینجا.", "Veneam aici în fiecare vară.", "Ngày trước mùa hè nào chúng ta cũng đến đây."),
     ("How much money do we still owe them?", "كم من المال ما زلنا مدينين لهم؟", "Berapa banyak uang yang masih kita utang pada mereka?", "هنوز چقدر بهشون بدهکاریم؟", "Câți bani le mai datorăm?", "Chúng ta còn nợ họ bao nhiêu tiền?"),
-    ("This is the best coffee in the city.", "هذه أفضل قهوة في المدينة.", "Ini kopi terenak di kota ini.", "این بهترین قهوه‌ی شهره.", "Asta e cea mai bună cafea din oraș.", "Đây là cà phê ngon nhất thành phố."),
+    ("This is the best coffee in the city.", "هذه أفضل قهوة في المدينة.", "Ini kopi terenak di kota ini.", "این بهترین قهوه‌ی شهره.", "Asta e „cea mai bună cafea din oraș”.", "Đây là cà phê ngon nhất thành phố."),
     ("Put the gun down and step away from the car.", "ضع المسدس أرضا وابتعد عن السيارة.", "Letakkan senjatamu dan menjauh dari mobil.", "اسلحه رو بذار زمین و از ماشین فاصله بگیر.", "Lasă arma jos și depărtează-te de mașină.", "Bỏ súng xuống và tránh xa chiếc xe ra."),
     ("I can't sleep when you're not here.", "لا أستطيع النوم عندما لا تكون هنا.", "Aku tidak bisa tidur kalau kamu tidak di sini.", "وقتی اینجا نیستی خوابم نمی‌بره.", "Nu pot dormi când nu ești aici.", "Em không ngủ được khi anh không ở đây."),
     ("Let's go over the plan one more time.", "لنراجع الخطة مرة أخرى.", "Ayo kita bahas rencananya sekali lagi.", "بیا یه بار دیگه نقشه رو مرور کنیم.", "Hai să mai trecem o dată prin plan.", "Chúng ta hãy xem lại kế hoạch một lần nữa."),
@@ -112,7 +113,7 @@ DIALOGUE_ROWS: list[tuple[str, str, str, str, str, str]] = [
     ("I have a bad feeling about this.", "لدي شعور سيئ حيال هذا.", "Perasaanku tidak enak soal ini.", "حس بدی نسبت به این قضیه دارم.", "Am un presentiment rău.", "Tôi có linh cảm xấu về chuyện này."),
     ("Please, just listen to me.", "أرجوك، استمع إلي فقط.", "Tolong, dengarkan aku saja.", "خواهش می‌کنم، فقط به حرفم گوش کن.", "Te rog, doar ascultă-mă.", "Làm ơn, hãy nghe tôi nói."),
     ("The water is too cold to swim.", "الماء بارد جدا للسباحة.", "Airnya terlalu dingin untuk berenang.", "آب برای شنا خیلی سرده.", "Apa e prea rece ca să înotăm.", "Nước lạnh quá, không bơi được."),
-    ("He promised to pay us back by Friday.", "وعد بأن يرد لنا المال يوم الجمعة.", "Dia janji akan membayar kita kembali hari Jumat.", "قول داد تا جمعه پولمونو پس بده.", "A promis că ne dă banii înapoi până vineri.", "Anh ta hứa sẽ trả lại tiền cho chúng ta trước thứ Sáu."),
+    ("He promised to pay us back by Friday.", "وعد بأن يرد لنا المال يوم الجمعة.", "Dia janji akan membayar kita kembali hari Jumat.", "قول داد تا جمعه پولمونو پس بده.", "A promis: „Vă dau banii înapoi până vineri.”", "Anh ta hứa sẽ trả lại tiền cho chúng ta trước thứ Sáu."),
     ("You're the only one I can count on.", "أنت الوحيد الذي يمكنني الاعتماد عليه.", "Kamu satu-satunya orang yang bisa kuandalkan.", "تو تنها کسی هستی که می‌تونم روش حساب کنم.", "Ești singurul pe care mă pot baza.", "Anh là người duy nhất tôi có thể trông cậy."),
     ("I'm proud of you, son.", "أنا فخور بك يا بني.", "Ayah bangga padamu, Nak.", "بهت افتخار می‌کنم پسرم.", "Sunt mândru de tine, fiule.", "Bố tự hào về con, con trai."),
     ("Somebody has to stop them.", "يجب أن يوقفهم أحد.", "Harus ada yang menghentikan mereka.", "یکی باید جلوشونو بگیره.", "Cineva trebuie să-i oprească.", "Phải có ai đó ngăn chúng lại."),

@@ -28,6 +28,7 @@ REASON_CODES: dict[str, str] = {
     "not_found": "the file, link or directory is gone (HTTP 404/410 for network providers)",
     "unreadable": "I/O or permission error on a local file",
     "bad_sidecar": "a metadata sidecar that is not the expected JSON object",
+    "too_large": "a local file above the provider's size limit (never read into memory)",
     # network providers
     "auth_failed": "API key, username/password or token refused (HTTP 401/403); not retried",
     "rate_limited": "HTTP 429 beyond the bounded retries, or a Retry-After longer than allowed",

@@ -53,7 +53,7 @@ class AcquireStage(Stage):
         store = RawStore(ctx.settings.raw_dir)
         selection_views(con, ctx)
         stats: dict[str, Any] = {"searched": 0, "candidates": 0, "downloaded": 0, "reused_blobs": 0,
-                                 "failed": 0, "rejected": 0, "search_failed": 0}
+                                 "failed": 0, "rejected": 0, "search_failed": 0, "search_rejected": 0}
         if self.search:
             self._search(ctx, con, providers, stats)
 
@@ -114,7 +114,11 @@ class AcquireStage(Stage):
             found: list[Candidate] = []
             for provider in providers:
                 try:
-                    hits = provider.search(imdb_id, language)
+                    if hasattr(provider, "scan"):  # a provider that reports the entries it refused
+                        listing = provider.scan(imdb_id, language)
+                        hits, refused = listing.candidates, listing.refused
+                    else:
+                        hits, refused = provider.search(imdb_id, language), []
                 except Exception as exc:
                     stats["search_failed"] += 1
                     code = getattr(exc, "reason_code", None) or type(exc).__name__
@@ -122,6 +126,10 @@ class AcquireStage(Stage):
                                            "search_failed", f"{code}: {exc}"[:500], utcnow()])
                     continue
                 stats["searched"] += 1
+                for r in refused:  # one bad file is a recorded rejection of that file only
+                    stats["search_rejected"] += 1
+                    con.execute(_ATTEMPT, [ctx.run_id, imdb_id, language, provider.name, r.file_id, 0, None,
+                                           "search_rejected", f"{r.reason_code}: {r.detail}"[:500], utcnow()])
                 found.extend(sorted(hits, key=lambda c: (-c.download_count, c.file_id)))
             for rank, c in enumerate(found, start=1):
                 rows.append([c.imdb_id, c.language, c.provider, c.file_id, c.download_count, rank,

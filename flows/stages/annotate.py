@@ -48,7 +48,7 @@ class AnnotateStage(Stage):
         for imdb, track_id, kim_summary in films:
             entries = pl.from_arrow(con.sql(
                 """SELECT "index", clean_content AS content FROM entries
-                   WHERE track_id = ? AND clean_content IS NOT NULL ORDER BY "index" """,
+                   WHERE track_id = ? AND clean_content IS NOT NULL ORDER BY position """,
                 params=[track_id],
             ).to_arrow_table())
             scanned = scan(entries.select(pl.col("index"), pl.col("content")))

@@ -17,7 +17,10 @@ def sources_root(ctx: StageContext) -> Path:
         return ctx.sample_dir
     root = ctx.settings.inputs.sources_dir
     if root is None:
-        raise SystemExit("no source pages: set inputs.sources_dir (CINESUB_INPUTS__SOURCES_DIR) or use --sample")
+        from cinesub.errors import ConfigError
+
+        raise ConfigError("no source pages: set inputs.sources_dir (CINESUB_INPUTS__SOURCES_DIR) or use --sample",
+                          "inputs_missing")
     return Path(root)
 
 

@@ -38,7 +38,10 @@ class CurateStage(Stage):
         if cfg.gemini_enabled:
             key = resolve_secret(cfg.gemini_api_key, cfg.gemini_api_key_block)
             if not key:
-                raise SystemExit("curation.gemini_enabled needs a Gemini API key (env or Prefect Secret block)")
+                from cinesub.errors import ConfigError
+
+                raise ConfigError("curation.gemini_enabled needs a Gemini API key (env or Prefect Secret block)",
+                                  "credentials_missing")
             curator = GeminiCurator(key, model=cfg.gemini_model, base_url=cfg.gemini_base_url,
                                     thinking_level=cfg.gemini_thinking_level)
         films = con.execute(

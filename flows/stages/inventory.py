@@ -29,8 +29,8 @@ def _norm_title(title: str | None) -> str:
 class InventoryStage(Stage):
     name = "inventory"
     version = "1"
-    reads = ("link_reviews",)
-    writes = ("sources", "films", "ratings", "unmapped_ratings")
+    reads = ("link_reviews", "link_decisions")  # curator decisions change the films rows
+    writes = ("sources", "films", "ratings", "unmapped_ratings", "source_errors")
 
     def external_inputs(self, ctx: StageContext) -> dict[str, Any]:
         from flows.build import dir_digest
@@ -45,6 +45,8 @@ class InventoryStage(Stage):
         from extractors.sources.csm import parse_csm
         from extractors.sources.imdb import canonical_imdb_id, parse_imdb_title, read_title_basics, read_title_ratings
         from extractors.sources.kim import parse_kim
+        from cinesub.state import sql_text
+        from validators.entity_link import resolve_disagreement
         from validators.ratings import normalize_certificates
 
         root, mirror = self._source_dir(ctx)
@@ -56,6 +58,14 @@ class InventoryStage(Stage):
             sha, _ = store.put(data)
             source_rows.append([source, key, url, sha, utcnow()])
             return data.decode("utf-8")
+
+        page_errors: list[list[Any]] = []  # source_errors rows: one page that raised, the others parsed
+
+        def page_failed(source: str, key: str, exc: Exception) -> dict[str, str]:
+            sha = next((r[3] for r in reversed(source_rows) if r[0] == source and r[1] == key), None)
+            detail = (str(exc) or repr(exc))[:300]
+            page_errors.append([source, key, sha, "internal_error", type(exc).__name__, detail])
+            return {"reason": "internal_error", "error_type": type(exc).__name__, "detail": detail}
 
         # --- IMDb datasets ------------------------------------------------------------------
         basics_path, ratings_path = root / "imdb" / "title.basics.tsv", root / "imdb" / "title.ratings.tsv"
@@ -69,8 +79,12 @@ class InventoryStage(Stage):
         csm_by_title: dict[tuple[str, int | None], list[Any]] = {}
         for path in sorted((root / "csm").glob("*.html")):
             url = f"https://www.commonsensemedia.org/movie-reviews/{path.stem}"
-            rec = parse_csm(keep("csm", path.stem, path, url), url)
-            cid, status = canonical_imdb_id(rec.imdb_link)
+            try:
+                rec = parse_csm(keep("csm", path.stem, path, url), url)
+                cid, status = canonical_imdb_id(rec.imdb_link)
+            except Exception as exc:  # this page is a source_errors row; the others are parsed
+                page_failed("csm", path.stem, exc)
+                continue
             if status == "ok":
                 csm_by_id.setdefault(cid, rec)
             csm_by_title.setdefault((_norm_title(rec.title), rec.year), []).append((rec, cid))
@@ -78,17 +92,18 @@ class InventoryStage(Stage):
         films: list[list[Any]] = []
         reviews: list[list[Any]] = []
         n_pages = 0
+        con.execute(sql_text("link_decisions.sql"))  # the entity-link decision in force per KIM page
+        decided = dict(con.execute("SELECT kim_id, decision FROM link_decision_in_force").fetchall())
         for path in sorted((root / "kim").glob("*.html")):
             n_pages += 1
             url = f"https://kids-in-mind.com/{path.stem}.htm"
-            html = keep("kim", path.stem, path, url)
             try:
-                kim = parse_kim(html, url)
-            except Exception as exc:  # recorded as gate-1 drop, never skipped silently
+                kim = parse_kim(keep("kim", path.stem, path, url), url)
+                imdb_id, id_status = canonical_imdb_id(kim.imdb_link)
+            except Exception as exc:  # recorded as gate-1 drop (and a source_errors row), never skipped
                 films.append([path.stem, None, None, url, None, None, "unparsed", None, None, None,
-                              "not_checked", json.dumps({"error": str(exc)[:300]}), None, None])
+                              "not_checked", json.dumps(page_failed("kim", path.stem, exc)), None, None])
                 continue
-            imdb_id, id_status = canonical_imdb_id(kim.imdb_link)
             csm, csm_id, link_status = None, None, "no_csm"
             if id_status == "ok":
                 if imdb_id in csm_by_id:
@@ -100,9 +115,14 @@ class InventoryStage(Stage):
                         link_status = "disagree"
                         reviews.append([kim.kim_id, imdb_id, csm_id, csm.url,
                                         "csm_imdb_link_disagrees" if csm_id else "csm_imdb_link_missing"])
+                        imdb_id, link_status = resolve_disagreement(decided.get(kim.kim_id), imdb_id, csm_id)
             imdb_rec = None
             if id_status == "ok" and imdb_id in basics:
-                imdb_rec = self._imdb(root, imdb_id, basics[imdb_id], ratings.get(imdb_id), keep, parse_imdb_title)
+                try:
+                    imdb_rec = self._imdb(root, imdb_id, basics[imdb_id], ratings.get(imdb_id), keep,
+                                          parse_imdb_title)
+                except Exception as exc:  # no IMDb record (gate 3) and a source_errors row
+                    page_failed("imdb_title", imdb_id, exc)
             films.append([
                 kim.kim_id, kim.title, kim.year, kim.url, kim.imdb_link, imdb_id if id_status == "ok" else None,
                 id_status, csm.csm_id if csm else None, csm.url if csm else None, csm_id, link_status,
@@ -117,7 +137,11 @@ class InventoryStage(Stage):
             if not imdb_json:
                 continue
             certs = json.loads(imdb_json).get("certificates") or []
-            mapped, unmapped = normalize_certificates(certs)
+            try:
+                mapped, unmapped = normalize_certificates(certs)
+            except Exception as exc:  # this film's certificates are a source_errors row, not a crash
+                page_failed("imdb_certificates", row[5], exc)
+                continue
             for r in mapped:
                 rating_rows.append([row[5], r.country, r.label, r.minimum_age, r.ordinal,
                                     getattr(r, "raw", None) or "", r.rule or ""])
@@ -126,8 +150,10 @@ class InventoryStage(Stage):
 
         con.execute("BEGIN")
         try:
-            for table in ("films", "ratings", "unmapped_ratings"):
+            for table in ("films", "ratings", "unmapped_ratings", "source_errors"):
                 con.execute(f"DELETE FROM {table}")
+            if page_errors:
+                con.executemany("INSERT OR REPLACE INTO source_errors VALUES (?, ?, ?, ?, ?, ?)", page_errors)
             con.executemany("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)", source_rows)
             con.executemany("INSERT INTO films VALUES (" + ",".join("?" * 14) + ")", films)
             # New disagreements enter the adjudication queue; decisions already taken are kept.
@@ -135,6 +161,9 @@ class InventoryStage(Stage):
                 con.execute(
                     """INSERT INTO link_reviews (kim_id, kim_imdb_id, csm_imdb_id, csm_url, reason)
                        VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""", r)
+            con.execute("""UPDATE link_reviews SET decision = d.decision, decided_by = d.decided_by,
+                           decided_at = d.decided_at FROM link_decision_in_force d
+                           WHERE link_reviews.kim_id = d.kim_id""")  # the queue shows what was applied
             if rating_rows:
                 con.executemany("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?)", rating_rows)
             if unmapped_rows:
@@ -148,7 +177,8 @@ class InventoryStage(Stage):
             statuses[row[6]] = statuses.get(row[6], 0) + 1
         return {"mirror": mirror, "kim_pages": n_pages, "csm_pages": sum(len(v) for v in csm_by_title.values()),
                 "imdb_id_status": statuses, "link_reviews": len(reviews),
-                "ratings": len(rating_rows), "unmapped_ratings": len(unmapped_rows)}
+                "ratings": len(rating_rows), "unmapped_ratings": len(unmapped_rows),
+                "source_errors": len(page_errors)}
 
     @staticmethod
     def _source_dir(ctx: StageContext) -> tuple[Path, dict[str, Any] | None]:

@@ -66,8 +66,10 @@ class VarietyAliasesStage(PDStage):
         primary = ctx.extra.get("primary_extractor") or "ocr-rules"
         path = catalog_path(ctx)
         if path is None or not path.is_file():
-            raise SystemExit("no alias catalog: set hollywood.catalog_path (a TSV imdb, title, year[, votes] "
-                             "derived from IMDb title.basics) or use --sample")
+            from cinesub.errors import ConfigError
+
+            raise ConfigError("no alias catalog: set hollywood.catalog_path (a TSV imdb, title, year[, votes] "
+                              "derived from IMDb title.basics) or use --sample", "inputs_missing")
         rows = [{"movie": m, "issue_date": d} for m, d in con.execute(
             "SELECT movie, issue_date FROM pd_tuples WHERE extractor = ? AND movie IS NOT NULL", [primary]).fetchall()]
         counts = count_aliases(rows)

@@ -19,7 +19,9 @@
   record and :func:`~extractors.cce.gemini_pages.page_agreement` of the two readers is kept per
   page in ``pd_cce_crosscheck``. Every entry that cannot be read is kept in ``pd_unparsed`` with
   its reason code; a page Gemini could not read is a ``gemini:<reason>`` row (and leaves the stage
-  incomplete, so the next build asks again).
+  incomplete, so the next build asks again); a page whose reading raises is one ``internal_error``
+  row (detail "<exception type>: <message>", none of its partial rows kept) and the other pages
+  are read.
 * status: :func:`validators.copyright_match.match_registrations` and
   :func:`validators.copyright_status.classify` with the build's ``as_of``; curator decisions of
   ``pd_match_decisions`` are honoured; ``matched_fuzzy_review`` rows are the review queue.
@@ -56,6 +58,8 @@ from flows.stages.pd_common import (
 
 #: ``extractor`` of the rows the OCR-text parser, Gemini and the CPRS export reader give
 OCR_EXTRACTOR, GEMINI_EXTRACTOR, EXPORT_EXTRACTOR = "ocr-rules", "gemini", "export"
+#: reason code of a page whose reading raised (an unforeseen bug: recorded, never a stage failure)
+INTERNAL_ERROR = "internal_error"
 
 
 class CCEDiscoverStage(PDStage):
@@ -254,7 +258,8 @@ class CCEParseStage(PDStage):
                 opts["coverage"] = p["coverage"]
             return to_records(answers.get((p["item_id"], p["page"]), []), **opts)
 
-        for p in pages:
+        def read_page(p: dict[str, Any]) -> None:
+            """The rows of one page (registrations, renewals, unparsed entries, cross-check)."""
             source, item, page = p["source"], p["item_id"], p["page"]
             if p["kind"] == "image_only":
                 if gem is None:
@@ -262,9 +267,9 @@ class CCEParseStage(PDStage):
                                      "reason": "image_only_page", "raw": None,
                                      "detail": "no text layer and Gemini unavailable: page image stored, not read",
                                      "extractor": None})
-                    continue
+                    return
                 if gemini_failure(p):
-                    continue
+                    return
                 res = gemini_records(p)
                 for x in res.records:
                     if isinstance(x, RenewalRecord):
@@ -273,18 +278,30 @@ class CCEParseStage(PDStage):
                         regs.append(registration_row(source, item, page, x, GEMINI_EXTRACTOR))
                 for u in res.unparsed:
                     unparsed.append(unparsed_row(source, item, page, _gemini_kind(u.raw), u, GEMINI_EXTRACTOR))
-                continue
+                return
             text = store.get(p["ocr_sha256"]).decode("utf-8")
             if p["kind"] == "renewals":
                 ocr = parse_renewal_text(text, volume_year=p["year"])
-                rens += [renewal_row(source, item, page, x, OCR_EXTRACTOR) for x in ocr.records]
-                unparsed += [unparsed_row(source, item, page, "renewal", u, OCR_EXTRACTOR) for u in ocr.unparsed]
+                rens.extend([renewal_row(source, item, page, x, OCR_EXTRACTOR) for x in ocr.records])
+                unparsed.extend([unparsed_row(source, item, page, "renewal", u, OCR_EXTRACTOR) for u in ocr.unparsed])
             else:
                 ocr = parse_registration_text(text, volume_year=p["year"], coverage=p["coverage"])
-                unparsed += [unparsed_row(source, item, page, "registration", u, OCR_EXTRACTOR) for u in ocr.unparsed]
-                regs += [registration_row(source, item, page, x, OCR_EXTRACTOR) for x in ocr.records]
+                unparsed.extend([unparsed_row(source, item, page, "registration", u, OCR_EXTRACTOR)
+                                 for u in ocr.unparsed])
+                regs.extend([registration_row(source, item, page, x, OCR_EXTRACTOR) for x in ocr.records])
             if gem is not None and not gemini_failure(p):
                 cross.append(crosscheck_row(item, page, p["kind"], gem.model, ocr.records, gemini_records(p).records))
+
+        for p in pages:
+            mark = (len(regs), len(rens), len(unparsed), len(cross))
+            try:
+                read_page(p)
+            except Exception as exc:  # this page is an internal_error row; the others are read
+                del regs[mark[0]:], rens[mark[1]:], unparsed[mark[2]:], cross[mark[3]:]
+                unparsed.append({"source": p["source"], "item_id": p["item_id"], "page": p["page"], "kind": "page",
+                                 "reason": INTERNAL_ERROR, "raw": None,
+                                 "detail": f"{type(exc).__name__}: {str(exc) or repr(exc)}"[:300],
+                                 "extractor": GEMINI_EXTRACTOR if p["kind"] == "image_only" else OCR_EXTRACTOR})
         export = cprs_path(ctx)
         if export is not None and export.is_file():
             res = read_renewal_export(export, film_only=True)

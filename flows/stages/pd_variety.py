@@ -7,11 +7,14 @@
   date of a leaf is read from its running head ("Wednesday, March 7, 1934"), else carried from
   the previous leaf, else the item's first date (``issue_date_source`` says which).
 * filter: :func:`extractors.variety.page_filter.classify_page` on every leaf; every decision
-  with its reason code is kept (``pd_page_filter``).
+  with its reason code is kept (``pd_page_filter``). A page whose reading or classification
+  raises is kept out with reason ``internal_error`` and ``phrase`` = "<exception type>: <detail>";
+  the other pages are classified (one poison page never fails the stage).
 * extract: on kept pages, the OCR-rules extractor (``extractor='ocr-rules'``, always) and Gemini on
   the page images (``extractor='gemini'``, when enabled and a key is available); what an extractor
-  could not read becomes a ``pd_extract_errors`` row with a reason code, and ``pd_crosscheck``
-  records per page how far the primary extractor agrees with the other one.
+  could not read becomes a ``pd_extract_errors`` row with a reason code (a page on which the
+  OCR-rules extractor raises: ``internal_error``, detail "<exception type>: <message>"), and
+  ``pd_crosscheck`` records per page how far the primary extractor agrees with the other one.
 """
 
 from __future__ import annotations
@@ -41,6 +44,13 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _HEAD_DATE_RE = re.compile(r"([A-Za-z][A-Za-z^]{2,9})\.?\s+(\d{1,2})\s*[,.]?\s*(1[89]\d\d)")
 #: how far a running-head date may lie outside the item's own date range (days)
 ISSUE_DATE_SLACK_DAYS = 10
+#: reason code of a page whose reading raised (an unforeseen bug: recorded, never a stage failure)
+INTERNAL_ERROR = "internal_error"
+
+
+def error_text(exc: BaseException) -> str:
+    """``"<exception type>: <message>"``, short, for the row of a page that raised."""
+    return f"{type(exc).__name__}: {str(exc) or repr(exc)}"[:300]
 
 
 def _iso(value: Any) -> dt.date | None:
@@ -153,8 +163,13 @@ class VarietyFilterStage(PDStage):
         rows = []
         for item_id, page, sha in con.execute(
                 "SELECT item_id, page, ocr_sha256 FROM pd_pages ORDER BY item_id, page").fetchall():
-            text = store.get(sha).decode("utf-8") if sha else ""
-            d = classify_page(text)
+            try:
+                text = store.get(sha).decode("utf-8") if sha else ""
+                d = classify_page(text)
+            except Exception as exc:  # this page is an internal_error decision; the others go on
+                rows.append({"item_id": item_id, "page": page, "keep": False, "reason": INTERNAL_ERROR,
+                             "phrase": error_text(exc), "score": None})
+                continue
             rows.append({"item_id": item_id, "page": page, "keep": d.keep, "reason": d.reason,
                          "phrase": d.phrase, "score": round(d.score, 4)})
         replace_rows(con, "pd_page_filter", rows)
@@ -225,9 +240,15 @@ class VarietyExtractStage(PDStage):
         errors: list[dict[str, Any]] = []
         citymap = str(hs.citymap_path) if hs.citymap_path else None
         for p in kept:
-            text = store.get(p["ocr_sha256"]).decode("utf-8") if p["ocr_sha256"] else ""
             iso = p["issue_date"].isoformat() if p["issue_date"] else None
-            res = extract_page(text, issue_date=iso, item_id=p["item_id"], page=p["page"], citymap=citymap)
+            try:
+                text = store.get(p["ocr_sha256"]).decode("utf-8") if p["ocr_sha256"] else ""
+                res = extract_page(text, issue_date=iso, item_id=p["item_id"], page=p["page"], citymap=citymap)
+            except Exception as exc:  # this page is an internal_error row; the others are read
+                errors.append({"item_id": p["item_id"], "page": p["page"], "issue_date": p["issue_date"],
+                               "extractor": "ocr-rules", "model": None, "reason": INTERNAL_ERROR,
+                               "detail": error_text(exc)})
+                continue
             for seq, t in enumerate(res.tuples):
                 tuples.append({"item_id": p["item_id"], "page": p["page"], "issue_date": p["issue_date"],
                                "extractor": "ocr-rules", "model": None, "seq": seq, "theater": t.theater,

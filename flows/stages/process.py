@@ -1,13 +1,17 @@
 """Stage ``process``: decode, parse, verify and sanitize every downloaded candidate the chain
 needs (flows/track_processing.py, in worker processes), then write tracks, entries, flags and
-the sanitization log, and recompute the selection per film and language."""
+the sanitization log, and recompute the selection per film and language.
+
+One poison candidate never fails the stage: an exception while processing it (or in its worker,
+or a worker that dies on it) is a rejected track with reason ``internal_error`` and the exception
+type and detail in ``tracks.error_type``/``error_detail`` and its flag; the track key (raw bytes +
+``PROCESSING_VERSION``) makes the next build reuse that rejection instead of retrying the bytes."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -19,16 +23,28 @@ from cinesub.records import utcnow
 from cinesub.settings import Thresholds
 from cinesub.stage import Stage, StageContext
 from flows.stages.common import insert_arrow, selection_views
-from flows.track_processing import PROCESSING_VERSION, flag_rows, process_bytes, track_id_for
+from flows.track_processing import (
+    PROCESSING_VERSION,
+    flag_rows,
+    internal_error_outcome,
+    process_bytes,
+    track_id_for,
+)
+from flows.worker_pool import run_isolated
 
 
-def _work(args: tuple) -> tuple[dict, Any]:
+def _work(args: tuple) -> tuple[tuple, Any]:
+    """One candidate (in a worker process): never raises for the candidate's bytes
+    (process_bytes turns any exception into an ``internal_error`` rejection)."""
     raw_path, sha, language, runtime_min, thresholds_json, policy, key = args
-    from pathlib import Path
-
     raw = Path(raw_path).read_bytes()
     outcome = process_bytes(raw, language, runtime_min, Thresholds.model_validate_json(thresholds_json), policy)
     return key, outcome
+
+
+def _work_failed(job: tuple, error_type: str, message: str, step: str) -> tuple[tuple, Any]:
+    """The outcome of a job whose worker raised or died: an ``internal_error`` rejection."""
+    return job[-1], internal_error_outcome(error_type, message, step)
 
 
 class ProcessStage(Stage):
@@ -68,6 +84,18 @@ class ProcessStage(Stage):
             try:
                 self._write(con, ctx, key, out, stats)
                 con.execute("COMMIT")
+            except Exception as exc:  # rows this track cannot be stored as: its internal_error rejection
+                con.execute("ROLLBACK")
+                stats["processed"] -= 1
+                stats[out.status] -= 1
+                failed = internal_error_outcome(type(exc).__name__, str(exc) or repr(exc), "write")
+                con.execute("BEGIN")
+                try:
+                    self._write(con, ctx, key, failed, stats)
+                    con.execute("COMMIT")
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
@@ -79,16 +107,18 @@ class ProcessStage(Stage):
             workers = max(1, min(ctx.settings.workers, len(jobs)))
             with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
                 bar = progress.add_task(f"processing {len(jobs)} tracks", total=len(jobs))
-                if workers == 1:
+                if workers == 1:  # in-process, with the same per-item isolation as the pool
                     for job in jobs:
-                        write(*_work(job))
+                        try:
+                            result = _work(job)
+                        except Exception as exc:
+                            result = _work_failed(job, type(exc).__name__, str(exc) or repr(exc), "worker")
+                        write(*result)
                         progress.advance(bar)
-                else:
-                    mp = multiprocessing.get_context("spawn")
-                    with ProcessPoolExecutor(max_workers=workers, mp_context=mp) as pool:
-                        for key, out in pool.map(_work, jobs, chunksize=1):
-                            write(key, out)
-                            progress.advance(bar)
+                else:  # spawn workers tied to this process; a poison item is one rejection
+                    for key, out in run_isolated(_work, jobs, workers, _work_failed):
+                        write(key, out)
+                        progress.advance(bar)
         con.execute("BEGIN")
         try:
             con.execute("DELETE FROM selections")
@@ -117,11 +147,11 @@ class ProcessStage(Stage):
         con.execute(
             """INSERT INTO tracks (track_id, imdb_id, language, provider, file_id, raw_sha256, download_count,
                    encoding, decoder, status, reasons, n_entries, n_repairs, first_start_ms, last_end_ms,
-                   n_tokens, runtime_min, processing_version, processed_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   n_tokens, runtime_min, processing_version, processed_at, error_type, error_detail)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [track_id, imdb, lang, prov, fid, sha, count, out.encoding, out.decoder, out.status,
              ",".join(out.reasons) or None, n_entries, out.n_repairs, out.first_start_ms, out.last_end_ms,
-             out.n_tokens, runtime, PROCESSING_VERSION, utcnow()],
+             out.n_tokens, runtime, PROCESSING_VERSION, utcnow(), out.error_type, out.error_detail],
         )
         for row in flag_rows(out.flags):
             con.execute(

@@ -16,7 +16,7 @@ from warehouse.release import ReleaseBlocked, publish
 
 class ReleaseStage(Stage):
     name = "release"
-    version = "2"
+    version = "3"  # 3: the task_references table
     reads = ("films", "film_gates", "funnel", "selections", "tracks", "entries", "ratings",
              "language_safety", "flags", "sanitization_log", "coverage", "curation", "task_fields",
              "withdrawals")
