@@ -115,6 +115,9 @@ def build(
                              "or use --sample", "inputs_missing")
     _prefect_env(h)
     with build_lock(h, wait, wait_timeout):
+        from cinesub.watchdog import guard
+
+        guard()  # before Prefect starts its API server: everything the build starts ends with it
         from flows.build import build_cinesub, format_summary
 
         summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),

@@ -310,6 +310,9 @@ def register(app: typer.Typer) -> None:
 
         try:
             with build_lock(h, wait, wait_timeout):
+                from cinesub.watchdog import guard
+
+                guard()  # before Prefect starts its API server: everything the build starts ends with it
                 from flows.hollywood import build_hollywood
 
                 summary = build_hollywood(sample=sample, config=str(config) if config else None, home=str(h),

@@ -349,6 +349,17 @@ def _num(v: Any) -> str:
     return "" if v is None else f"{v:.4g}"
 
 
+def _note_and_author(note: str, by: Optional[str]) -> tuple[str, str]:
+    """The decision's note and author, both required (they are the audit trail)."""
+    note = note.strip()
+    if not note:
+        _fail("--note must say why (it is the audit trail)")
+    author = (by if by is not None else os.environ.get("USER") or os.environ.get("LOGNAME") or "").strip()
+    if not author:
+        _fail("who decides? pass --by NAME (no $USER in the environment)")
+    return note, author
+
+
 @review_app.command("decide")
 def review_decide(
     track: str = typer.Argument(..., help="Track id or a unique prefix of it."),
@@ -362,12 +373,7 @@ def review_decide(
     from cinesub.records import utcnow
     from flows.track_processing import PROCESSING_VERSION
 
-    note = note.strip()
-    if not note:
-        _fail("--note must say why (it is the audit trail)")
-    author = (by if by is not None else os.environ.get("USER") or os.environ.get("LOGNAME") or "").strip()
-    if not author:
-        _fail("who decides? pass --by NAME (no $USER in the environment)")
+    note, author = _note_and_author(note, by)
     with _state(home, write=True) as con:
         ref = resolve_track(con, track)
         if ref["processing_version"] != PROCESSING_VERSION:
@@ -424,12 +430,7 @@ def review_decide_link(
     from cinesub.records import utcnow
     from validators.entity_link import CHOICES, EFFECTS
 
-    note = note.strip()
-    if not note:
-        _fail("--note must say why (it is the audit trail)")
-    author = (by if by is not None else os.environ.get("USER") or os.environ.get("LOGNAME") or "").strip()
-    if not author:
-        _fail("who decides? pass --by NAME (no $USER in the environment)")
+    note, author = _note_and_author(note, by)
     decision = CHOICES[accept.value]
     with _state(home, write=True) as con:
         found = _rows(con, "SELECT * FROM review_link_queue WHERE kim_id = ?", [kim_id.strip()])

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from cinesub.errors import HomeLocked, UsageError
+from cinesub.procs import pid_alive, start_ticks
 
 LOCK_NAME = "cinesub.lock"
 
@@ -46,22 +47,8 @@ class Holder:
 
 def process_start(pid: int) -> str | None:
     """The start time of process ``pid`` as the kernel records it (None when unknown)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2:].split()
-    return fields[19] if len(fields) > 19 else None  # field 22 of stat(5); 3 fields precede this slice
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    ticks = start_ticks(pid)
+    return None if ticks is None else str(ticks)
 
 
 def is_stale(holder: Holder) -> bool:

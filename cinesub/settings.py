@@ -280,7 +280,7 @@ def unknown_keys(data: dict[str, Any], model: type[BaseModel] = None, prefix: st
 
 
 #: CINESUB_* environment variables that are not settings (read directly by their modules)
-NON_SETTING_ENV = ("CINESUB_DEBUG", "CINESUB_GEMINI_API_KEY", "CINESUB_REPO", "CINESUB_SHARED")
+NON_SETTING_ENV = ("CINESUB_DEBUG", "CINESUB_GEMINI_API_KEY", "CINESUB_REPO", "CINESUB_SHARED", "CINESUB_BUILD_TOKEN")
 NON_SETTING_ENV_PREFIXES = ("CINESUB_FIXTURE_", "CINESUB_FAULT_", "CINESUB_TEST_", "CINESUB_BENCH_")
 
 

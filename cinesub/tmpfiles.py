@@ -24,24 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from cinesub.procs import pid_alive, start_ticks
+
 PREFIX = ".tmp-"
 #: an untagged temporary untouched for this long is a leftover
 UNTAGGED_STALE_S = 600.0
 _TAG = re.compile(r"^\.tmp-[A-Za-z_-]*?-?(\d+)\.(\d+)-")
 DIR_MODE, FILE_MODE = 0o755, 0o644
-
-
-def start_ticks(pid: int) -> int | None:
-    """The start time of process ``pid`` (clock ticks since boot, /proc/<pid>/stat field 22);
-    None when unknown (no /proc, or no such process)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    try:
-        return int(stat[stat.rindex(")") + 2:].split()[19])
-    except (ValueError, IndexError):
-        return None
 
 
 def owner_tag(pid: int | None = None) -> str:
@@ -55,13 +44,7 @@ def _alive(pid: int, ticks: int) -> bool:
         return ticks == 0 or now == ticks
     if Path("/proc/self/stat").exists():
         return False  # /proc works and has no such process
-    try:  # no /proc: the pid alone
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(pid)  # no /proc: the pid alone
 
 
 def mkdtemp(kind: str, directory: Path) -> Path:

@@ -28,6 +28,8 @@ from cinesub.records import utcnow
 from cinesub.settings import Settings, load_settings
 from cinesub.stage import Stage, StageContext, execute
 from cinesub.state import connect
+from cinesub.errors import UsageError
+from cinesub.lock import home_lock
 from flows.lifecycle import begin_build, log_removed
 
 SAMPLE_GENERATOR_VERSION_FILE = "world.json"
@@ -185,16 +187,18 @@ def build_cinesub(
     """
     settings = load_settings(config, Path(home) if home else None)
     settings.home.mkdir(parents=True, exist_ok=True)
-    log_removed(begin_build(settings.home))  # watchdog for our processes; a killed build's leftovers
-    if sample:
-        sample_dir, world_reused = ensure_sample_world(settings, sample_seed, n_films)
-        from flows.providers import sample_services
+    # one build per home, also for flow runs a Prefect worker starts (re-entrant: the CLI holds it already)
+    with home_lock(settings.home):
+        log_removed(begin_build(settings.home))  # watchdog for our processes; a killed build's leftovers
+        if sample:
+            sample_dir, world_reused = ensure_sample_world(settings, sample_seed, n_films)
+            from flows.providers import sample_services
 
-        with sample_services(settings, sample_dir, faults) as endpoints:
-            return _build(settings, config, force, endpoints, sample_dir, world_reused)
-    if faults:
-        raise ValueError("faults are a sample-build option")
-    return _build(settings, config, force, None, None, None)
+            with sample_services(settings, sample_dir, faults) as endpoints:
+                return _build(settings, config, force, endpoints, sample_dir, world_reused)
+        if faults:
+            raise UsageError("faults are a sample-build option", "faults_need_sample")
+        return _build(settings, config, force, None, None, None)
 
 
 def _build(settings: Settings, config: str | None, force: bool, endpoints: dict[str, Any] | None,

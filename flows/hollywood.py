@@ -40,6 +40,8 @@ from cinesub import __version__, tmpfiles
 from cinesub.records import utcnow
 from cinesub.settings import Settings, load_settings
 from cinesub.stage import StageContext, table_digest
+from cinesub.errors import ConfigError
+from cinesub.lock import home_lock
 from flows.lifecycle import begin_build, log_removed
 from flows.stages.pd_common import (
     PDStage,
@@ -245,15 +247,17 @@ def build_hollywood(sample: bool = True, config: str | None = None, home: str | 
     if as_of:
         settings.hollywood.as_of = date.fromisoformat(as_of)
     settings.home.mkdir(parents=True, exist_ok=True)
-    log_removed(begin_build(settings.home))  # watchdog for our processes; a killed build's leftovers
-    if sample:
-        worlds, reused = ensure_pd_worlds(settings, settings.hollywood.sample_seed)
-        with pd_sample_services(worlds) as endpoints:
-            return _build(settings, config, as_of, force, endpoints, worlds, reused)
-    if settings.hollywood.catalog_path is None or not Path(settings.hollywood.catalog_path).is_file():
-        raise ValueError("a live Hollywood build needs hollywood.catalog_path: a TSV imdb, title, year[, votes] "
-                         "derived from IMDb title.basics (CINESUB_HOLLYWOOD__CATALOG_PATH)")
-    return _build(settings, config, as_of, force, {"kind": "live"}, None, None)
+    # one build per home, also for flow runs a Prefect worker starts (re-entrant: the CLI holds it already)
+    with home_lock(settings.home):
+        log_removed(begin_build(settings.home))  # watchdog for our processes; a killed build's leftovers
+        if sample:
+            worlds, reused = ensure_pd_worlds(settings, settings.hollywood.sample_seed)
+            with pd_sample_services(worlds) as endpoints:
+                return _build(settings, config, as_of, force, endpoints, worlds, reused)
+        if settings.hollywood.catalog_path is None or not Path(settings.hollywood.catalog_path).is_file():
+            raise ConfigError("a live Hollywood build needs hollywood.catalog_path: a TSV imdb, title, year[, votes] "
+                              "derived from IMDb title.basics (CINESUB_HOLLYWOOD__CATALOG_PATH)", "catalog_missing")
+        return _build(settings, config, as_of, force, {"kind": "live"}, None, None)
 
 
 def _build(settings: Settings, config: str | None, as_of: str | None, force: bool, endpoints: dict[str, Any],

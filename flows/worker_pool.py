@@ -74,12 +74,18 @@ def _round(work, jobs: list[Any], workers: int, on_error) -> Iterator[Any]:
     it = iter(jobs)
     inflight: dict[Future, Any] = {}
     with _pool(workers) as pool:
+        unsent: list[Any] = []
+
         def fill() -> None:
             while len(inflight) < 2 * workers:
                 job = next(it, _END)
                 if job is _END:
                     return
-                inflight[pool.submit(work, job)] = job
+                try:
+                    inflight[pool.submit(work, job)] = job
+                except BrokenProcessPool:  # the pool broke before this job was sent: not a suspect
+                    unsent.append(job)
+                    return
 
         fill()
         while inflight:
@@ -95,13 +101,15 @@ def _round(work, jobs: list[Any], workers: int, on_error) -> Iterator[Any]:
                 except Exception as exc:  # raised in the worker or while returning its result
                     result = on_error(job, type(exc).__name__, str(exc) or repr(exc), "worker")
                 yield result
-            if lost:
+            if lost or unsent:
+                # the pool broke: the jobs in flight are suspects (their futures fail with
+                # BrokenProcessPool, or may never finish), the unsent ones start again untouched
                 suspects = lost + list(inflight.values())
                 for fut in inflight:
                     fut.cancel()
-                return suspects, list(it)
+                return suspects, unsent + list(it)
             fill()
-    return [], []
+    return [], unsent + list(it)
 
 
 _END = object()
