@@ -36,7 +36,6 @@ baseline. Writes ``benchmarks/results/alias.json``.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import time
@@ -45,7 +44,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from benchmarks.common import print_table, realdata_dir, write_results
+from benchmarks.common import print_table, publish_results, quick_main, realdata_dir
 from validators.variety_aliases import (AUTO_THRESHOLD, CALIBRATION, MIN_AUTO_MARGIN, WINDOW_AFTER, WINDOW_BEFORE,
                                         AliasResolver, calibrated_score, choose_threshold, fit_calibration)
 
@@ -201,16 +200,9 @@ def run(quick: bool = False, root: Path | None = None, write: bool = True) -> di
     }
     print(f"targets (ours, cross-year): {met}")
     if write:
-        path = write_results("alias", payload)
-        print(f"wrote {path}")
+        publish_results("alias", payload)
     return payload
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="four years, windowed baseline only")
-    run(quick=ap.parse_args().quick)
-
-
 if __name__ == "__main__":
-    main()
+    quick_main(__doc__, run, "four years, windowed baseline only")

@@ -12,7 +12,7 @@ e-mail lines in one track in ten, and planted defects on fixed tracks: one timin
 (``macro_interval``, ``block_lifespan``, ``delayed_onset``, ``chronology``, ``runtime_coverage``
 in turn) every 50th track and a wrong-language track every 97th.
 
-Measured, per track exactly as the ``process`` stage runs them (flows/track_processing.py):
+Measured, per track exactly as the ``process`` stage runs them (validators/candidate.py):
 :func:`validators.checks.run_checks` (the timing layers and the language-consistency layer) and
 :func:`validators.sanitize.sanitize`. Recorded: wall time (generation separate), entries/s, peak
 RSS of every process (``ru_maxrss``) and the RSS after each batch (memory stays bounded: a batch

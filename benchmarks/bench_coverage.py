@@ -7,7 +7,7 @@ skewed like subtitle languages: English near-universal, a few widely available, 
 availability is correlated (a film popularity factor plus regional factors shared by language
 groups), so the frequency prefix is not always optimal.
 
-Measured: ``validators.coverage.solve`` for every K (1..29), exact (best of 3 runs), with its
+Measured: ``validators.coverage_optimizer.solve`` for every K (1..29), exact (best of 3 runs), with its
 search nodes and AND/popcount operations; plain enumeration (one AND and one popcount per
 subset, no pruning) run for K <= 5 (--quick: 3) and checked against the search, its
 per-subset cost extrapolated to all 2^29 - 1 subsets. Writes
@@ -16,14 +16,13 @@ per-subset cost extrapolated to all 2^29 - 1 subsets. Writes
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import time
 from math import comb
 
-from benchmarks.common import print_table, write_results
-from validators.coverage import load_bitsets, plain_enumeration, rank_attributes, solve
+from benchmarks.common import print_table, publish_results, quick_main
+from validators.coverage_optimizer import load_bitsets, plain_enumeration, rank_attributes, solve
 
 SEED = 20240607
 N_FILMS = 2322
@@ -102,16 +101,9 @@ def run(quick: bool = False) -> dict:
         "per_k": result["per_k"],
         "quick": quick,
     }
-    path = write_results("bench_coverage", payload)
-    print(f"wrote {path}")
+    publish_results("bench_coverage", payload)
     return payload
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="one search run, plain enumeration up to K=3")
-    run(quick=ap.parse_args().quick)
-
-
 if __name__ == "__main__":
-    main()
+    quick_main(__doc__, run, "one search run, plain enumeration up to K=3")

@@ -24,7 +24,6 @@ Writes ``benchmarks/results/bench_decode.json``.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections import defaultdict
 from typing import Callable
@@ -32,7 +31,7 @@ from typing import Callable
 import chardet
 from charset_normalizer import from_bytes
 
-from benchmarks.common import Case, adversarial_cases, labelled_cases, print_table, write_results
+from benchmarks.common import Case, adversarial_cases, labelled_cases, print_table, publish_results, quick_main
 from extractors.decode import decode
 
 Outcome = tuple[str | None, str]  # (text, status)
@@ -152,16 +151,9 @@ def run(quick: bool = False) -> dict:
         },
         "decoders": results,
     }
-    path = write_results("bench_decode", payload)
-    print(f"\nwrote {path}")
+    publish_results("bench_decode", payload)
     return payload
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="2 files per language, full and tiny only")
-    run(quick=ap.parse_args().quick)
-
-
 if __name__ == "__main__":
-    main()
+    quick_main(__doc__, run, "2 files per language, full and tiny only")

@@ -11,7 +11,7 @@ the machine hits both alike):
 
 * ``srt.parse`` -- the ``srt`` library's generator consumed fully, on the *already decoded* text
   (decoding is not charged to it);
-* ``inspect core`` -- :func:`extractors.inspect_core.inspect_file` with ``sanitize=False``: the
+* ``inspect core`` -- :func:`validators.inspect_report.inspect_file` with ``sanitize=False``: the
   function ``cinesub inspect`` runs, on the raw bytes: decode (default policy, with its
   verification), strict parse, every verification layer of :func:`validators.checks.run_checks`
   (a runtime is given, so runtime coverage runs too) including language identification. This is
@@ -30,7 +30,6 @@ Writes ``benchmarks/results/bench_inspect.json``.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import subprocess
@@ -43,8 +42,8 @@ from typing import Any
 import srt as srt_lib
 
 from benchmarks.bench_parse import generated
-from benchmarks.common import REPO, print_table, write_results
-from extractors.inspect_core import inspect_file
+from benchmarks.common import REPO, print_table, publish_results, quick_main
+from validators.inspect_report import inspect_file
 
 REPEAT = 5
 LANGUAGE = "ar"
@@ -207,16 +206,9 @@ def run(quick: bool = False) -> dict:
               f"x{r['increment_ratio']} (ratio {r['increment_ratio_over_size_ratio']}), "
               f"{r['marginal_bytes_per_input_byte']} bytes per extra input byte")
     print(f"memory linear in file size: {'yes' if mem['linear'] else 'NO'}")
-    path = write_results("bench_inspect", {"quick": quick, "speed": sp, "memory": mem})
-    print(f"\nwrote {path}")
+    publish_results("bench_inspect", {"quick": quick, "speed": sp, "memory": mem})
     return {"speed": sp, "memory": mem}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a 50k-entry file; memory at 25k and 100k")
-    run(quick=ap.parse_args().quick)
-
-
 if __name__ == "__main__":
-    main()
+    quick_main(__doc__, run, "a 50k-entry file; memory at 25k and 100k")

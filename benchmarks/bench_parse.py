@@ -7,7 +7,7 @@ file and a generated 1M-entry file (real cues repeated with fresh indices, CRLF)
 Columns: entries/s of each parser (``srt``: the generator consumed fully; ``pysrt.from_string``;
 ``pysubs2.SSAFile.from_string(format_="srt")``; ours: ``parse_to_arrow`` on the decoded text) and
 the ratio to ours. Column "decode+parse vs srt" times our decode (with its verification) and
-strict parse on the raw bytes (:func:`extractors.inspect_core.inspect_track`) against ``srt.parse``
+strict parse on the raw bytes (:func:`validators.inspect_report.inspect_track`) against ``srt.parse``
 alone on the already-decoded text. The issue's ≥ 3× criterion -- the whole ``cinesub inspect``
 core, verification layers included -- is measured by :mod:`benchmarks.bench_inspect`. Entry
 counts are checked: a parser that returns a different count is reported (pysrt/pysubs2 silently
@@ -18,7 +18,6 @@ Writes ``benchmarks/results/bench_parse.json``.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import time
 from typing import Callable
@@ -27,10 +26,10 @@ import pysrt
 import pysubs2
 import srt as srt_lib
 
-from benchmarks.common import print_table, real_texts, realdata_dir, write_results
+from benchmarks.common import print_table, publish_results, quick_main, real_texts, realdata_dir
 from extractors import srt
 from extractors.decode import decode
-from extractors.inspect_core import inspect_track
+from validators.inspect_report import inspect_track
 
 
 def _time(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
@@ -136,16 +135,9 @@ def run(quick: bool = False) -> dict:
     for label, r in results.items():
         if r["entry_count_mismatch"]:
             print(f"  {label}: entry counts differ from ours: {r['entry_count_mismatch']}")
-    path = write_results("bench_parse", {"quick": quick, "results": results})
-    print(f"\nwrote {path}")
+    publish_results("bench_parse", {"quick": quick, "results": results})
     return results
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a 50k-entry generated file instead of 400k and 1M")
-    run(quick=ap.parse_args().quick)
-
-
 if __name__ == "__main__":
-    main()
+    quick_main(__doc__, run, "a 50k-entry generated file instead of 400k and 1M")

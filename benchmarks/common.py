@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from cinesub.sample.tracks import varnish_503_page
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 
@@ -185,19 +187,7 @@ CLOUDFLARE_PAGE = b"""<!DOCTYPE html>
 </body>
 </html>
 """
-GURU_PAGE = b"""<!DOCTYPE html>
-<html>
-  <head><title>503 Backend fetch failed</title></head>
-  <body>
-    <h1>Error 503 Backend fetch failed</h1>
-    <p>Backend fetch failed</p>
-    <h3>Guru Meditation:</h3>
-    <p>XID: 45667211</p>
-    <hr>
-    <p>Varnish cache server</p>
-  </body>
-</html>
-"""
+GURU_PAGE = varnish_503_page(45667211).encode()
 
 
 def adversarial_cases(root: Path | None = None) -> list[Case]:
@@ -286,3 +276,19 @@ def timed(f: Callable[[], Any], repeat: int = 3) -> float:
         f()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def publish_results(name: str, payload: dict[str, Any]) -> Path:
+    """Write ``benchmarks/results/<name>.json`` (:func:`write_results`) and say where."""
+    path = write_results(name, payload)
+    print(f"\nwrote {path}")
+    return path
+
+
+def quick_main(doc: str | None, run: Callable[..., Any], quick_help: str) -> None:
+    """The command line of a benchmark whose only option is ``--quick`` (``run(quick=...)``)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    run(quick=ap.parse_args().quick)

@@ -15,6 +15,8 @@ import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from cinesub import cli_common as common  # noqa: E402
+from cinesub.cli_common import home_dir as _home  # noqa: E402
 from cinesub.errors import ExitCode, UsageError  # noqa: E402
 
 
@@ -34,9 +36,6 @@ app = _GuardedTyper(help="Build, audit and publish research corpora about films.
 sample_app = typer.Typer(help="The embedded sample world.", no_args_is_help=True)
 app.add_typer(sample_app, name="sample")
 
-console = Console(stderr=True, soft_wrap=True)
-
-
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import PackageNotFoundError, version
@@ -55,55 +54,35 @@ def _root(version: bool = typer.Option(False, "--version", is_eager=True, callba
     pass
 
 
-def _home(home: Optional[Path]) -> Path:
-    from cinesub.lock import check_home
-
-    return check_home(home)
-
-
-def _prefect_env(home: Path) -> None:
-    """Keep Prefect's own state under CINESUB_HOME unless the user configured Prefect."""
-    os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect's telemetry banner and events: off
-    os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
-    Path(os.environ["PREFECT_HOME"]).expanduser().mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    # the first start of the ephemeral API server migrates its database: slow on 2 cores
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
-
-
 @app.command()
 def build(
     sample: bool = typer.Option(False, "--sample", help="Build from the embedded sample world (offline)."),
-    config: Optional[Path] = typer.Option(None, "--config", help="TOML or YAML settings file."),
-    home: Optional[Path] = typer.Option(None, "--home", help="CINESUB_HOME (default ./var)."),
+    config: Optional[Path] = common.config_option(),
+    home: Optional[Path] = common.home_option(),
     seed: int = typer.Option(7, help="Sample world seed."),
     films: int = typer.Option(40, help="Sample world size."),
-    force: bool = typer.Option(False, help="Rerun every stage even when its inputs are unchanged."),
+    force: bool = common.force_option(),
     faults: Optional[str] = typer.Option(None, help="Sample builds: provider fault modes, 'all' or a list "
                                          "(rate_429,quota,server_5xx,slow,truncated,html_body,zip_bomb,zip_slip)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    wait: bool = typer.Option(False, "--wait", help="When another build holds this home, wait for it."),
-    wait_timeout: Optional[float] = typer.Option(None, "--wait-timeout", help="With --wait: give up after "
-                                                 "this many seconds (exit 6)."),
+    as_json: bool = common.json_option(),
+    wait: bool = common.wait_option(),
+    wait_timeout: Optional[float] = common.wait_timeout_option(),
+    runner: Optional[str] = common.runner_option(),
+    dask_address: Optional[str] = common.dask_address_option(),
 ) -> None:
     """Run the build-cinesub flow and print where the release is and a summary."""
     from cinesub.settings import load_settings
 
-    h = _home(home)
-    check_config_path(config)
-    check_wait_timeout(wait_timeout)
+    h = common.build_home(home, config, wait_timeout)
     if faults and not sample:
         raise UsageError("--faults needs --sample (fault modes belong to the fixture servers)")
     if faults:
-        from fixtures.faults import parse_faults
+        from flows.env.sample import parse_faults
 
-        try:
-            parse_faults(faults)
-        except ValueError as exc:
-            raise UsageError(str(exc), "bad_faults") from None
+        parse_faults(faults)  # a bad name is a UsageError (exit 2)
     if sample:
         check_films(films)
+    common.check_runner(runner, dask_address)
     settings = load_settings(config, h)  # a bad config is an error before anything runs
     if not sample:
         missing = [name for name, value in (("inputs.sources_dir", settings.inputs.sources_dir),
@@ -113,15 +92,12 @@ def build(
             raise UsageError(f"a non-sample build needs {', '.join(missing)} (an existing directory; "
                              "set it in --config or CINESUB_INPUTS__SOURCES_DIR / CINESUB_INPUTS__SUBTITLES_DIR), "
                              "or use --sample", "inputs_missing")
-    _prefect_env(h)
-    with build_lock(h, wait, wait_timeout):
-        from cinesub.watchdog import guard
-
-        guard()  # before Prefect starts its API server: everything the build starts ends with it
+    with common.build_session(h, wait, wait_timeout):
         from flows.build import build_cinesub, format_summary
 
         summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
-                                sample_seed=seed, n_films=films, force=force, faults=faults)
+                                sample_seed=seed, n_films=films, force=force, faults=faults,
+                                runner=runner, dask_address=dask_address)
     paused = summary.get("status") == "paused"
     blocked = summary.get("status") == "blocked"
     if as_json:
@@ -143,39 +119,12 @@ def build(
         raise typer.Exit(ExitCode.BLOCKED)
 
 
-def check_config_path(config: Optional[Path]) -> None:
-    if config is not None and not config.is_file():
-        raise UsageError(f"config file not found (or not a file): {config}", "config_not_found")
-
-
-def check_wait_timeout(value: Optional[float]) -> None:
-    import math
-
-    if value is not None and not (math.isfinite(value) and value >= 0):
-        raise UsageError(f"--wait-timeout must be a finite number of seconds >= 0, got {value}", "bad_value")
-
-
 def check_films(films: int) -> None:
     from cinesub.sample.generate import MIN_FILMS
 
     if films < MIN_FILMS:
         raise UsageError(f"--films {films}: the sample world needs at least {MIN_FILMS} films (one per funnel "
                          "case plus passing films)", "bad_value")
-
-
-def build_lock(home: Path, wait: bool = False, timeout: Optional[float] = None):
-    """The exclusive lock on ``home`` for a build (docs: README "Exit codes", 6)."""
-    from cinesub.lock import home_lock
-
-    def waiting(holder) -> None:
-        console.print(f"waiting for {home}: locked by {holder.describe() if holder else 'another process'}",
-                      highlight=False)
-
-    def stale(holder) -> None:
-        console.print(f"note: took over the lock of {holder.describe()}, which ended without releasing it",
-                      highlight=False)
-
-    return home_lock(home, wait=wait, timeout=timeout, on_wait=waiting, on_stale=stale)
 
 
 def _print_summary(summary: dict, format_summary) -> None:
@@ -238,6 +187,7 @@ from cinesub import cli_release; cli_release.register(app)  # noqa: E702
 from cinesub import cli_copyright; cli_copyright.register(app)  # noqa: E702
 from cinesub import cli_boxoffice; cli_boxoffice.register(app)  # noqa: E702
 from cinesub import cli_hollywood; cli_hollywood.register(app)  # noqa: E702
+from cinesub import cli_runs; cli_runs.register(app)  # noqa: E702
 
 
 def main() -> None:  # pragma: no cover

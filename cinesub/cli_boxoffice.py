@@ -8,7 +8,7 @@ JSON list of ``{year, alias, imdb, score, decision}`` (decision ``auto|review|no
 for none), or a table without ``--json``.
 
 ``evaluate --gold DIR --pred DIR [--json]``: per-issue and averaged Spearman ρ, Movie F1 and
-Tuple F1 with 95% bootstrap intervals (:mod:`validators.boxoffice_eval`).
+Tuple F1 with 95% bootstrap intervals (:mod:`validators.extraction_metrics`).
 
 Exit codes: 0 on success; 2 for a missing file or a missing column (message on stderr).
 """
@@ -92,7 +92,7 @@ def evaluate_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the evaluation as JSON."),
 ) -> None:
     """Spearman ρ, Movie F1 and Tuple F1 per issue and averaged, with 95% bootstrap intervals."""
-    from validators.boxoffice_eval import evaluate_dirs, render_eval_table
+    from validators.extraction_metrics import evaluate_dirs, render_eval_table
 
     for what, folder in (("gold", gold), ("pred", pred)):
         if not folder.is_dir():

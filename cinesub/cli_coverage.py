@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from validators.coverage import CoverageError, solve
+from validators.coverage_optimizer import CoverageError, solve
 
 coverage_app = typer.Typer(help="Complete-coverage optimisation: the attribute set keeping the most files.",
                            no_args_is_help=True)

@@ -32,13 +32,10 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
+from cinesub import cli_common as common
+from cinesub.cli_common import home_dir as _home
+
 err = Console(stderr=True, soft_wrap=True)
-
-
-def _home(home: Optional[Path]) -> Path:
-    from cinesub.lock import check_home
-
-    return check_home(home)
 
 
 def _fail(message: str) -> None:
@@ -88,8 +85,8 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
 
     from cinesub.settings import load_settings
     from cinesub.state import sql_text
-    from flows.stages.pd_cce import load_matching_inputs, status_rows
-    from flows.stages.pd_common import pd_releases_dir, pd_state_db
+    from flows.stages.hollywood.cce import load_matching_inputs, status_rows
+    from flows.stages.hollywood.common import pd_releases_dir, pd_state_db
     from validators.copyright_match import CuratorDecision
     from validators.copyright_status import SourceWork
     from warehouse.pd_release import read_manifest
@@ -236,7 +233,7 @@ def pd_review_queues(home: Path) -> dict[str, Any] | None:
     import duckdb
 
     from cinesub.settings import load_settings
-    from flows.stages.pd_common import pd_state_db
+    from flows.stages.hollywood.common import pd_state_db
 
     db = pd_state_db(load_settings(None, home))
     if not db.is_file():
@@ -281,42 +278,37 @@ def register(app: typer.Typer) -> None:
     @hollywood_app.command("build")
     def build_cmd(
         sample: bool = typer.Option(False, "--sample", help="Build from the sample Variety and CCE worlds (offline)."),
-        home: Optional[Path] = typer.Option(None, "--home", help="CINESUB_HOME (default ./var)."),
-        config: Optional[Path] = typer.Option(None, "--config", help="TOML or YAML settings file."),
+        home: Optional[Path] = common.home_option(),
+        config: Optional[Path] = common.config_option(),
         as_of: Optional[str] = typer.Option(None, "--as-of", help="Copyright status date (default hollywood.as_of, "
                                             "2026-01-01)."),
-        force: bool = typer.Option(False, "--force", help="Rerun every stage even when its inputs are unchanged."),
-        as_json: bool = typer.Option(False, "--json", help="Print the build summary as JSON."),
-        wait: bool = typer.Option(False, "--wait", help="When another build holds this home, wait for it."),
-        wait_timeout: Optional[float] = typer.Option(None, "--wait-timeout", help="With --wait: give up after "
-                                                     "this many seconds (exit 6)."),
+        force: bool = common.force_option(),
+        as_json: bool = common.json_option("Print the build summary as JSON."),
+        wait: bool = common.wait_option(),
+        wait_timeout: Optional[float] = common.wait_timeout_option(),
+        runner: Optional[str] = common.runner_option(),
+        dask_address: Optional[str] = common.dask_address_option(),
     ) -> None:
         """Run the build-hollywood flow; print the release path, collection size and evaluation."""
-        from cinesub.cli import _prefect_env, build_lock, check_config_path, check_wait_timeout
         from cinesub.settings import load_settings
 
-        h = _home(home)
-        check_config_path(config)
-        check_wait_timeout(wait_timeout)
+        h = common.build_home(home, config, wait_timeout)
         if as_of is not None:
             _date(as_of, "--as-of")
+        common.check_runner(runner, dask_address)
         hs = load_settings(config, h).hollywood  # a bad config is an error before anything runs
         if not sample:
             if hs.catalog_path is None or not Path(hs.catalog_path).is_file():
                 _fail("a live Hollywood build needs hollywood.catalog_path (a TSV imdb, title, year[, votes] derived "
                       "from IMDb title.basics; CINESUB_HOLLYWOOD__CATALOG_PATH), or use --sample")
-        _prefect_env(h)
         from extractors.providers.errors import ProviderError
 
         try:
-            with build_lock(h, wait, wait_timeout):
-                from cinesub.watchdog import guard
-
-                guard()  # before Prefect starts its API server: everything the build starts ends with it
+            with common.build_session(h, wait, wait_timeout):
                 from flows.hollywood import build_hollywood
 
                 summary = build_hollywood(sample=sample, config=str(config) if config else None, home=str(h),
-                                          as_of=as_of, force=force)
+                                          as_of=as_of, force=force, runner=runner, dask_address=dask_address)
         except ProviderError as exc:
             # a network fault or refusal the bounded retries could not get past: the run is
             # recorded as failed in the Hollywood state DB, finished stages stay reusable
@@ -366,7 +358,7 @@ def register(app: typer.Typer) -> None:
         """Record a curated alias decision (honoured by the next build)."""
         from cinesub.records import utcnow
         from cinesub.settings import load_settings
-        from flows.stages.pd_common import pd_connect, pd_state_db
+        from flows.stages.hollywood.common import pd_connect, pd_state_db
 
         value = None if imdb.strip().lower() == "none" else imdb.strip()
         if value is not None and not re.fullmatch(r"tt\d{7,}", value):
@@ -394,7 +386,7 @@ def register(app: typer.Typer) -> None:
         """Record a curated copyright-match decision (honoured by the next build)."""
         from cinesub.records import utcnow
         from cinesub.settings import load_settings
-        from flows.stages.pd_common import pd_connect, pd_state_db
+        from flows.stages.hollywood.common import pd_connect, pd_state_db
 
         if (renewal is None) == (not not_renewed):
             _fail("give exactly one of --renewal RID or --not-renewed")

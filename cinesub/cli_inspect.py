@@ -1,10 +1,10 @@
 """``cinesub inspect``: the curator's one-file tool (issue 3).
 
-Runs :func:`extractors.inspect_core.inspect_file` -- decode, strict parse, the verification
+Runs :func:`validators.inspect_report.inspect_file` -- decode, strict parse, the verification
 layers, sanitization and (with ``--english``) the duration audit, the same composition as the
 pipeline -- on one subtitle file and prints a short summary or, with ``--json``, the stable
 contract (keys ``encoding, decoder, status, entries, repairs, errors, flags`` and more, see
-:mod:`extractors.inspect_core`).
+:mod:`validators.inspect_report`).
 
 Exit codes: 0 when the track is ``ok`` or ``flagged``, 1 when it is ``rejected``, 2 for usage
 errors (missing or unreadable file, unknown language or policy, runtime not positive).
@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         except ValueError as e:
             raise _usage(f"bad config {config}: {e}") from e
 
-        from extractors.inspect_core import audit_summary, inspect_file, write_entries_jsonl
+        from validators.inspect_report import audit_summary, inspect_file, write_entries_jsonl
 
         english_summary = None
         if en_raw is not None:

@@ -29,6 +29,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(ratings_app, name="ratings")
 
 
+def _refuse(country: str, reason: str, detail: str, as_json: bool) -> None:
+    """The usage error of one mapping request (exit 2), also as JSON with ``--json``."""
+    if as_json:
+        print(json.dumps(_error_json(country, reason, detail)))
+    err.print(f"[red]{detail}[/red]", highlight=False)
+    raise typer.Exit(2)
+
+
 def _error_json(country: str, reason: str, detail: str) -> dict[str, Any]:
     return {"country": country, "label": None, "minimumAge": None, "ordinal": None,
             "reason": reason, "detail": detail}
@@ -61,18 +69,11 @@ def normalize_cmd(
 
     target = canonical_country(country)
     if target is None:
-        detail = f"unknown country {country!r}; known: {', '.join(COUNTRY_ORDER)} (or IMDb's names: UK, USA, ...)"
-        if as_json:
-            print(json.dumps(_error_json(country, "other_country", detail)))
-        err.print(f"[red]{detail}[/red]", highlight=False)
-        raise typer.Exit(2)
+        _refuse(country, "other_country", f"unknown country {country!r}; known: {', '.join(COUNTRY_ORDER)} "
+                "(or IMDb's names: UK, USA, ...)", as_json)
     label, other = _strip_prefix(target, raw)
     if label is None:
-        detail = f"RAW {raw!r} names {other}, not {target}"
-        if as_json:
-            print(json.dumps(_error_json(target, "country_mismatch", detail)))
-        err.print(f"[red]{detail}[/red]", highlight=False)
-        raise typer.Exit(2)
+        _refuse(target, "country_mismatch", f"RAW {raw!r} names {other}, not {target}", as_json)
     result = normalize(target, label)
     if as_json:
         print(json.dumps(result.to_json(), ensure_ascii=False))

@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cinesub.cli_common import command_group, home_option, json_option
+
 
 def _releases_dir(home: Optional[Path]) -> Path:
     from cinesub.lock import check_home
@@ -31,12 +33,10 @@ def _manifest(path: Path) -> dict:
 
 
 def register(app: typer.Typer) -> None:
-    release_app = typer.Typer(help="Versioned releases (list, show, diff, withdraw, export).", no_args_is_help=True)
-    app.add_typer(release_app, name="release")
+    release_app = command_group(app, "release", "Versioned releases (list, show, diff, withdraw, export).")
 
     @release_app.command("list")
-    def release_list(home: Optional[Path] = typer.Option(None, "--home"),
-                     as_json: bool = typer.Option(False, "--json")) -> None:
+    def release_list(home: Optional[Path] = home_option(), as_json: bool = json_option("Print the list as JSON.")) -> None:
         """Every release, oldest first, with its change kind and row counts."""
         from warehouse.release import latest_version, list_releases
 

@@ -27,6 +27,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cinesub.cli_common import home_dir as _home
+
 review_app = typer.Typer(help="Curator review of flagged tracks: list, show, decide, export.",
                          no_args_is_help=True)
 err = Console(stderr=True, soft_wrap=True)  # messages are never folded mid-phrase
@@ -62,12 +64,6 @@ def register(app: typer.Typer) -> None:
 # --------------------------------------------------------------------------------------------
 # state access
 # --------------------------------------------------------------------------------------------
-def _home(home: Optional[Path]) -> Path:
-    from cinesub.lock import check_home
-
-    return check_home(home)
-
-
 def _fail(message: str, code: int = 2) -> None:
     from cinesub.errors import CinesubError
 
@@ -78,7 +74,7 @@ def _fail(message: str, code: int = 2) -> None:
 def _state(home: Optional[Path], write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """The state DB with the review views of sql/review.sql (read-only unless ``write``)."""
     from cinesub.state import init_state, render_sql
-    from flows.track_processing import PROCESSING_VERSION
+    from validators.candidate import PROCESSING_VERSION
 
     path = _home(home) / "state.duckdb"
     if not path.exists():
@@ -349,6 +345,22 @@ def _num(v: Any) -> str:
     return "" if v is None else f"{v:.4g}"
 
 
+@contextlib.contextmanager
+def _deciding(note: str, by: Optional[str], home: Optional[Path]):
+    """(state connection for writing, the checked note, the author) of one curator decision."""
+    note, author = _note_and_author(note, by)
+    with _state(home, write=True) as con:
+        yield con, note, author
+
+
+def _stamp() -> tuple[datetime, str]:
+    """The time of a decision and its id (decision ids start with the time, so they sort by it)."""
+    from cinesub.records import utcnow
+
+    now = utcnow()
+    return now, now.strftime("%Y%m%dT%H%M%S%fZ") + "-" + uuid.uuid4().hex[:8]
+
+
 def _note_and_author(note: str, by: Optional[str]) -> tuple[str, str]:
     """The decision's note and author, both required (they are the audit trail)."""
     note = note.strip()
@@ -360,21 +372,35 @@ def _note_and_author(note: str, by: Optional[str]) -> tuple[str, str]:
     return note, author
 
 
+def _home_option():
+    return typer.Option(None, "--home", help=HOME_HELP)
+
+
+def _note_option():
+    return typer.Option(..., "--note", help="Why (stored with the decision; required).")
+
+
+def _by_option():
+    return typer.Option(None, "--by", help="Who decides (default $USER).")
+
+
+def _decision_json_option():
+    return typer.Option(False, "--json", help="Print the stored decision as JSON.")
+
+
 @review_app.command("decide")
 def review_decide(
     track: str = typer.Argument(..., help="Track id or a unique prefix of it."),
     action: Action = typer.Option(..., "--action", help="retain | repair | replace | exclude (docs/review.md)."),
-    note: str = typer.Option(..., "--note", help="Why (stored with the decision; required)."),
-    by: Optional[str] = typer.Option(None, "--by", help="Who decides (default $USER)."),
-    home: Optional[Path] = typer.Option(None, "--home", help=HOME_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print the stored decision as JSON."),
+    note: str = _note_option(),
+    by: Optional[str] = _by_option(),
+    home: Optional[Path] = _home_option(),
+    as_json: bool = _decision_json_option(),
 ) -> None:
     """Record a curator decision (append-only); the next build honours it."""
-    from cinesub.records import utcnow
-    from flows.track_processing import PROCESSING_VERSION
+    from validators.candidate import PROCESSING_VERSION
 
-    note, author = _note_and_author(note, by)
-    with _state(home, write=True) as con:
+    with _deciding(note, by, home) as (con, note, author):
         ref = resolve_track(con, track)
         if ref["processing_version"] != PROCESSING_VERSION:
             _fail(f"track {ref['track_id']} was processed with version {ref['processing_version']}, not the "
@@ -383,8 +409,7 @@ def review_decide(
         if action is Action.retain and info["track_status"] == "rejected" and info["decision"] is None:
             _fail(f"track {info['track_id'][:12]} is rejected ({info['reasons']}): a stop flag means there is no "
                   "usable text to retain; use replace, exclude or repair")
-        now = utcnow()
-        decision_id = now.strftime("%Y%m%dT%H%M%S%fZ") + "-" + uuid.uuid4().hex[:8]
+        now, decision_id = _stamp()
         row = {"decision_id": decision_id, "track_id": info["track_id"], "imdb_id": info["imdb_id"],
                "language": info["language"], "action": action.value, "note": note, "decided_by": author,
                "decided_at": now}
@@ -421,18 +446,16 @@ def review_decide_link(
     kim_id: str = typer.Argument(..., help="KIM page id of the disagreement (see `cinesub review list`)."),
     accept: LinkChoice = typer.Option(..., "--accept", help="kim (the KIM IMDb id is right) | csm (the CSM "
                                       "IMDb id is right) | reject (drop the film at gate 3)."),
-    note: str = typer.Option(..., "--note", help="Why (stored with the decision; required)."),
-    by: Optional[str] = typer.Option(None, "--by", help="Who decides (default $USER)."),
-    home: Optional[Path] = typer.Option(None, "--home", help=HOME_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print the stored decision as JSON."),
+    note: str = _note_option(),
+    by: Optional[str] = _by_option(),
+    home: Optional[Path] = _home_option(),
+    as_json: bool = _decision_json_option(),
 ) -> None:
     """Decide an entity-link disagreement (append-only); the next build honours it."""
-    from cinesub.records import utcnow
     from validators.entity_link import CHOICES, EFFECTS
 
-    note, author = _note_and_author(note, by)
     decision = CHOICES[accept.value]
-    with _state(home, write=True) as con:
+    with _deciding(note, by, home) as (con, note, author):
         found = _rows(con, "SELECT * FROM review_link_queue WHERE kim_id = ?", [kim_id.strip()])
         if not found:
             known = [r[0] for r in con.execute("SELECT kim_id FROM link_reviews ORDER BY 1 LIMIT 10").fetchall()]
@@ -441,8 +464,7 @@ def review_decide_link(
         if decision == "accept_csm" and not review["csm_imdb_id"]:
             _fail(f"the CSM page of {review['kim_id']} has no IMDb id to accept ({review['reason']}): "
                   "use --accept kim or --accept reject")
-        now = utcnow()
-        decision_id = now.strftime("%Y%m%dT%H%M%S%fZ") + "-" + uuid.uuid4().hex[:8]
+        now, decision_id = _stamp()
         row = {"decision_id": decision_id, "kim_id": review["kim_id"], "decision": decision,
                "kim_imdb_id": review["kim_imdb_id"], "csm_imdb_id": review["csm_imdb_id"], "note": note,
                "decided_by": author, "decided_at": now}

@@ -1,7 +1,7 @@
 """``cinesub safety``: subtitle-grounded language safety (SPEC A9, docs/language_safety.md).
 
 ``scan PATH.srt`` decodes the file (:mod:`extractors.decode`), parses it strictly
-(:mod:`extractors.srt`; both through :func:`extractors.inspect_core.inspect_track`, exactly as
+(:mod:`extractors.srt`; both through :func:`validators.inspect_report.inspect_track`, exactly as
 ``cinesub inspect`` does) and counts the four SPEC A9 categories with
 :func:`validators.safety.scan`: per category ``occurrenceCount``, ``evidenceLineCount`` and
 ``evidenceSubtitleIndices`` (the entries' original indices).
@@ -37,7 +37,7 @@ def scan_file(path: Path) -> tuple[dict[str, Any], int]:
     """(JSON report, exit code) for one subtitle file (English)."""
     import polars as pl
 
-    from extractors.inspect_core import inspect_track
+    from validators.inspect_report import inspect_track
     from validators.safety import lexicon_version, safety_to_json, scan
 
     res = inspect_track(path.read_bytes(), "en")

@@ -75,3 +75,10 @@ class HomeLocked(CinesubError):
 
     reason = "home_locked"
     exit_code = ExitCode.LOCKED
+
+
+class DaskUnreachable(CinesubError):
+    """The Dask scheduler of ``--runner dask`` cannot be reached (exit 5)."""
+
+    reason = "dask_unreachable"
+    exit_code = ExitCode.UNREACHABLE

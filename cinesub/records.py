@@ -19,19 +19,23 @@ IMDB_ID_RE = re.compile(r"^tt\d{7,8}$")
 Severity = Literal["stop", "review"]
 TrackStatus = Literal["ok", "flagged", "rejected"]
 
-#: Verification layers (SPEC A5) and duration-audit layers: the reason-code vocabulary of flags.
-LAYERS: tuple[str, ...] = (
-    "provider_body",
-    "timestamp_syntax",
-    "structure",
+#: the layers :func:`validators.checks.run_checks` raises, in report order
+CHECK_LAYERS: tuple[str, ...] = (
     "index_duplicate",
-    "encoding",
     "chronology",
     "block_lifespan",
     "delayed_onset",
     "runtime_coverage",
     "macro_interval",
     "language_mismatch",
+)
+#: Verification layers (SPEC A5) and duration-audit layers: the reason-code vocabulary of flags.
+LAYERS: tuple[str, ...] = (
+    "provider_body",
+    "timestamp_syntax",
+    "structure",
+    "encoding",
+    *CHECK_LAYERS,
     "span_ratio",
     "token_ratio",
     "entry_ratio",
@@ -198,9 +202,9 @@ class ParseResult(BaseModel):
 # Arrow schemas of the large tables (entries, flags, sanitization log) — also the Parquet
 # schemas of the release.
 # --------------------------------------------------------------------------------------------
-ENTRIES_SCHEMA = pa.schema(
+#: the entries of one parsed track (:func:`extractors.srt.parse_to_arrow`)
+PARSED_ENTRY_SCHEMA = pa.schema(
     [
-        ("track_id", pa.string()),
         ("index", pa.int64()),
         ("timeframe", pa.string()),
         ("start_ms", pa.int64()),
@@ -208,6 +212,7 @@ ENTRIES_SCHEMA = pa.schema(
         ("content", pa.string()),
     ]
 )
+ENTRIES_SCHEMA = pa.schema([("track_id", pa.string()), *PARSED_ENTRY_SCHEMA])
 
 FLAGS_SCHEMA = pa.schema(
     [

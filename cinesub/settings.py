@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import tomllib
 from datetime import date
 from pathlib import Path
@@ -172,6 +173,39 @@ class HollywoodSettings(BaseModel):
     sample_seed: int = Field(1934, description="seed of the sample Variety and CCE worlds")
 
 
+_DASK_ADDRESS_RE = re.compile(r"^(tcp|tls)://[A-Za-z0-9_.\-]+(?::\d{1,5})?$|^(tcp|tls)://\[[0-9A-Fa-f:]+\](?::\d{1,5})?$")
+
+
+def check_dask_address(value: str | None) -> str | None:
+    """``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (a ``ValueError`` naming the form otherwise)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not _DASK_ADDRESS_RE.match(value):
+        raise ValueError(f"not a Dask scheduler address: {value!r} (expected tcp://HOST:PORT or tls://HOST:PORT)")
+    port = value.rsplit(":", 1)[-1]
+    if port.isdigit() and not 0 < int(port) < 65536:
+        raise ValueError(f"port out of range in Dask scheduler address {value!r}")
+    return value
+
+
+class ExecutionSettings(BaseModel):
+    """Where the per-item work runs (flows/items.py, docs/distributed.md). Changes no output."""
+
+    model_config = _STRICT
+
+    runner: Literal["local", "dask"] = Field("local", description="local spawn processes, or a Dask cluster")
+    dask_address: str | None = Field(None, description="scheduler address (tcp://HOST:PORT or tls://HOST:PORT); "
+                                     "none: a dask.distributed.LocalCluster for the length of the build")
+    dask_workers: int = Field(2, ge=1, le=256, description="worker processes of the LocalCluster (no address)")
+    batch_size: int = Field(8, ge=1, le=10_000, description="items per Prefect task (item-batch) on Dask")
+
+    @pydantic.field_validator("dask_address")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        return check_dask_address(value)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CINESUB_", env_nested_delimiter="__", extra="ignore", allow_inf_nan=False
@@ -190,6 +224,9 @@ class Settings(BaseSettings):
     release: ReleaseSettings = ReleaseSettings()
     hollywood: HollywoodSettings = HollywoodSettings()
     workers: int = Field(2, ge=1, le=256, description="parallel processes for track processing")
+    execution: ExecutionSettings = ExecutionSettings()
+    raw_store_url: str | None = Field(None, description="fsspec URL of the raw store (s3://bucket/raw, "
+                                      "file:///srv/raw); default: the local folder CINESUB_HOME/raw")
 
     # -- derived paths -------------------------------------------------------------------------
     @property
@@ -221,8 +258,10 @@ class Settings(BaseSettings):
         data = self.public_dict()
         data.pop("home", None)
         data.pop("workers", None)
+        data.pop("execution", None)  # where the work runs changes no output
+        data.pop("raw_store_url", None)  # content-addressed: the same bytes wherever they are kept
         data.pop("inputs", None)  # input contents are fingerprinted by the stages themselves
-        data.pop("hollywood", None)  # the build-hollywood flow hashes its own section (flows/stages/pd_common.py)
+        data.pop("hollywood", None)  # the build-hollywood flow hashes its own section (flows/stages/hollywood/common.py)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 

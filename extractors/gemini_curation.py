@@ -20,6 +20,7 @@ from typing import Any, MutableMapping
 
 from pydantic import BaseModel, Field, ValidationError
 
+from extractors.http_client import RetryPolicy, genai_http_options, genai_policy, is_transport_error
 from validators.curation import CURATED_FIELDS, STATUS_CLEANED, STATUS_EMPTIED, CurationResult, clean_reference
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class GeminiCurator:
     def __init__(self, api_key: str, model: str = DEFAULT_MODEL, base_url: str | None = None,
                  thinking_level: str | None = None, *, cache: MutableMapping[Any, dict[str, Any]] | None = None,
                  timeout_s: float = 60.0, attempts: int = 3, retry_initial_delay_s: float = 1.0,
-                 api_version: str | None = None):
+                 api_version: str | None = None, retry: RetryPolicy | None = None):
         if not api_key:
             raise ValueError("GeminiCurator needs an API key")
         from google import genai
@@ -81,14 +82,8 @@ class GeminiCurator:
         self.cache: MutableMapping[Any, dict[str, Any]] = cache if cache is not None else {}
         self.calls = 0  # requests sent (cache misses), for tests and reports
         self._types = types
-        http = types.HttpOptions(
-            base_url=base_url,
-            api_version=api_version,
-            timeout=int(timeout_s * 1000),  # milliseconds
-            retry_options=types.HttpRetryOptions(
-                attempts=max(1, attempts), initial_delay=retry_initial_delay_s, max_delay=max(retry_initial_delay_s, 4.0),
-                exp_base=2.0, jitter=0.0, http_status_codes=[408, 429, 500, 502, 503, 504]),
-        )
+        self.retry = retry or genai_policy(attempts, retry_initial_delay_s, 4.0)
+        http = genai_http_options(self.retry, base_url=base_url, api_version=api_version, timeout_s=timeout_s)
         self._client = genai.Client(api_key=api_key, http_options=http)
 
     def __repr__(self) -> str:  # never the key
@@ -125,7 +120,7 @@ class GeminiCurator:
             log.warning("gemini curation failed for %s: %s", field, reason)
             return None, reason
         except Exception as exc:  # httpx transport errors, timeouts, client-side validation
-            reason = "transport_error" if _is_transport_error(exc) else "client_error"
+            reason = "transport_error" if is_transport_error(exc) else "client_error"
             log.warning("gemini curation failed for %s: %s (%s)", field, reason, type(exc).__name__)
             return None, reason
         if not resp.candidates:
@@ -147,16 +142,6 @@ class GeminiCurator:
         result = {"clean": parsed.clean.strip(), "removed": [r.model_dump() for r in parsed.removed]}
         self.cache[key] = result
         return result, None
-
-
-def _is_transport_error(exc: BaseException) -> bool:
-    """Connection/timeout failures of whichever HTTP library the client uses (``httpx``, or the
-    ``httpx2`` fork google-genai 3.x ships, or aiohttp), recognised by their class hierarchy."""
-    if isinstance(exc, (OSError, TimeoutError)):
-        return True
-    names = {(k.__module__.split(".")[0], k.__name__) for k in type(exc).__mro__}
-    return any(mod in ("httpx", "httpx2", "httpcore", "aiohttp") and name in (
-        "TransportError", "RequestError", "HTTPError", "TimeoutException", "ClientError") for mod, name in names)
 
 
 def _grounding_problem(raw: str, parsed: GeminiCleaned) -> str | None:

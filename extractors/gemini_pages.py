@@ -12,6 +12,8 @@ Why one module: the client construction, retries, caching, volume modes, failure
 and key handling are the same for every page kind, and must behave the same (SPEC B1, B2):
 
 * Configurable model, thinking level and media resolution (``types.GenerateContentConfig``).
+* Retries: google-genai's own loop, configured from the HTTP client layer's
+  :class:`~extractors.http_client.RetryPolicy` (``attempts``/``retry_initial_delay_s``, or ``retry``).
 * Cached per ``(model, prompt_version, sha256(image))`` as one JSON file
   ``<cache_dir>/<model>/<prompt_version>/<sha256>.json`` (successes only): a rerun makes no call.
   Changing a prompt or its examples must bump the task's ``prompt_version``.
@@ -44,6 +46,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from extractors.http_client import RetryPolicy, genai_http_options, genai_policy, is_transport_error
 
 log = logging.getLogger(__name__)
 
@@ -207,9 +211,7 @@ def reason_for_exception(exc: BaseException) -> str:
                 "API key not valid" in str(getattr(exc, "message", "")):
             return "auth_failed"
         return "bad_request"
-    from extractors.gemini_curation import _is_transport_error
-
-    return "transport_error" if _is_transport_error(exc) else "client_error"
+    return "transport_error" if is_transport_error(exc) else "client_error"
 
 
 Answer = tuple[list[dict[str, Any]] | None, Any]  # (validated items as dicts, page error or None)
@@ -223,7 +225,7 @@ class GeminiPageReader:
                  thinking_level: str | None = None, media_resolution: str | None = None,
                  cache_dir: Path | str | None = None, max_workers: int = 4, attempts: int = 3,
                  retry_initial_delay_s: float = 1.0, timeout_s: float = 180.0, api_version: str | None = None,
-                 temperature: float | None = None):
+                 temperature: float | None = None, retry: RetryPolicy | None = None):
         if not api_key:
             raise ValueError(f"{type(self).__name__} needs an API key")
         from google import genai
@@ -240,12 +242,8 @@ class GeminiPageReader:
         self._adapter = task.adapter
         self._types = types
         self._secret = api_key
-        http = types.HttpOptions(
-            base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000),
-            retry_options=types.HttpRetryOptions(
-                attempts=max(1, attempts), initial_delay=retry_initial_delay_s,
-                max_delay=max(retry_initial_delay_s, 8.0), exp_base=2.0, jitter=0.0,
-                http_status_codes=[408, 429, 500, 502, 503, 504]))
+        self.retry = retry or genai_policy(attempts, retry_initial_delay_s, 8.0)
+        http = genai_http_options(self.retry, base_url=base_url, api_version=api_version, timeout_s=timeout_s)
         self._client = genai.Client(api_key=api_key, http_options=http)
         self.calls = 0
         self.cache_hits = 0

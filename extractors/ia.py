@@ -12,8 +12,10 @@ sets ``session.host`` back to ``H`` after construction (``127.0.0.1:<port>`` of
 ``fixtures/ia_server.py`` in tests). Nothing else is patched: search (``Search`` → the scrape API),
 ``Item`` objects and the download URL (``File.url``) are the package's own.
 
-Retries are ours, bounded, with exponential backoff (``Retry-After`` honoured up to the cap): the
-package's own urllib3 retries and its download loop (fixed 3 s sleeps) are switched off, so every
+Retries are ours, through the HTTP client layer (:mod:`extractors.http_client`: one
+:class:`RetryPolicy`, one retry loop, one failure classification), bounded, with exponential
+backoff (``Retry-After`` honoured up to the backoff cap, :data:`IA_RETRY`): the package's own
+urllib3 retries and its download loop (fixed 3 s sleeps) are switched off, so every
 attempt is visible. A response hook turns HTTP status ≥ 400 into ``requests.HTTPError`` (the
 package's scrape path calls ``r.json()`` without checking the status). Each failed attempt is
 appended to :attr:`IAClient.events` (op, key, attempt, reason, detail); the last one raises
@@ -35,6 +37,7 @@ atomically, so the cache survives restarts and concurrent writers never see a ha
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import logging
@@ -50,6 +53,8 @@ from typing import Any
 from urllib.parse import quote
 
 from cinesub.rawstore import RawStore
+from extractors.http_client import (ANY_SERVER_RETRY_STATUSES, AttemptFailed, RetriesExhausted, RetryPolicy,
+                                    call_with_retries, retry_after_seconds, status_reason, transport_reason)
 from extractors.providers.errors import ProviderError
 
 log = logging.getLogger(__name__)
@@ -111,9 +116,20 @@ def make_session(host: str | None = None, *, secure: bool | None = None, user_ag
 
 
 # --------------------------------------------------------------------------------------------
-# Errors and retries
+# Errors and retries (the HTTP client layer, extractors/http_client.py)
 # --------------------------------------------------------------------------------------------
-def classify(exc: BaseException) -> tuple[str, bool, float | None]:
+#: the client's default: 4 attempts, 0.5 s doubling to 8 s, no jitter, any 5xx or 429 retried, a
+#: Retry-After waited at most the backoff cap (never a reason to give up)
+IA_RETRY = RetryPolicy(max_attempts=4, backoff_base_s=0.5, backoff_max_s=8.0, jitter=False,
+                       clamp_retry_after=True, retry_statuses=ANY_SERVER_RETRY_STATUSES)
+
+
+def ia_retry_policy(**changes: Any) -> RetryPolicy:
+    """:data:`IA_RETRY` with some fields changed (``max_attempts``, ``backoff_base_s``, ...)."""
+    return dataclasses.replace(IA_RETRY, **changes)
+
+
+def classify(exc: BaseException, policy: RetryPolicy = IA_RETRY) -> tuple[str, bool, float | None]:
     """(reason code, retryable, Retry-After seconds or None) for an exception of a request."""
     import requests
 
@@ -122,40 +138,15 @@ def classify(exc: BaseException) -> tuple[str, bool, float | None]:
     if isinstance(exc, requests.HTTPError):
         resp = exc.response
         status = resp.status_code if resp is not None else 0
-        retry_after = None
-        if resp is not None and resp.headers.get("Retry-After", "").strip().isdigit():
-            retry_after = float(resp.headers["Retry-After"])
-        if status == 429:
-            return "rate_limited", True, retry_after
-        if status >= 500:
-            return "server_error", True, retry_after
-        if status in (404, 410):
-            return "not_found", False, None
-        if status in (401, 403):
-            return "auth_failed", False, None
-        return "bad_response", False, None
-    if isinstance(exc, (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)):
-        return "truncated", True, None
-    if isinstance(exc, requests.Timeout):
-        return "timeout", True, None
-    if isinstance(exc, requests.ConnectionError):
-        return "network", True, None
+        retryable = policy.retries_status(status)
+        retry_after = retry_after_seconds(resp.headers) if retryable and resp is not None else None
+        return status_reason(status), retryable, retry_after
+    reason = transport_reason(exc)
+    if reason is not None:
+        return reason, True, None
     if isinstance(exc, ValueError):  # JSONDecodeError (requests' and json's) is a ValueError
         return "provider_body", True, None
     return "bad_response", False, None
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 4
-    base_delay_s: float = 0.5
-    max_delay_s: float = 8.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        d = self.base_delay_s * (2 ** attempt)
-        if retry_after is not None:
-            d = max(d, retry_after)
-        return min(d, self.max_delay_s)
 
 
 @dataclass(frozen=True)
@@ -238,7 +229,7 @@ class IAClient:
 
     session: Any
     store: RawStore | None = None
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: RetryPolicy = IA_RETRY
     timeout_s: float = 30.0
     sleep: Callable[[float], None] = time.sleep
     #: one dict per failed attempt: {op, key, attempt, reason, detail, final}
@@ -254,21 +245,29 @@ class IAClient:
 
     # -- retry loop ----------------------------------------------------------------------------
     def _call(self, op: str, key: str, fn: Callable[[], Any]) -> Any:
-        for attempt in range(max(1, self.retry.attempts)):
+        def attempt(n: int) -> Any:
             self.requests += 1
             try:
                 return fn()
             except Exception as exc:  # classified below; unknown kinds are not retried
-                reason, retryable, retry_after = classify(exc)
-                last = attempt + 1 >= self.retry.attempts or not retryable
-                self.events.append({"op": op, "key": key, "attempt": attempt + 1, "reason": reason,
-                                    "detail": f"{type(exc).__name__}", "final": last})
-                log.warning("ia %s %s attempt %d failed: %s", op, key, attempt + 1, reason)
-                if last:
-                    raise ProviderError(reason, f"{op} {key}: {type(exc).__name__} after {attempt + 1} attempt(s)",
-                                        retryable=retryable) from exc
-                self.sleep(self.retry.delay(attempt, retry_after))
-        raise AssertionError("unreachable")
+                reason, retryable, retry_after = classify(exc, self.retry)
+                if not retryable:
+                    failed(AttemptFailed(reason, type(exc).__name__), n, True)
+                    raise ProviderError(reason, f"{op} {key}: {type(exc).__name__} after {n} attempt(s)",
+                                        retryable=False) from exc
+                raise AttemptFailed(reason, type(exc).__name__, retry_after=retry_after) from exc
+
+        def failed(f: AttemptFailed, n: int, final: bool) -> None:
+            self.events.append({"op": op, "key": key, "attempt": n, "reason": f.reason, "detail": f.detail,
+                                "final": final})
+            log.warning("ia %s %s attempt %d failed: %s", op, key, n, f.reason)
+
+        try:
+            return call_with_retries(attempt, self.retry, sleep=self.sleep, on_failure=failed)
+        except RetriesExhausted as exc:
+            last = exc.last
+            raise ProviderError(last.reason, f"{op} {key}: {last.detail} after {exc.attempts} attempt(s)",
+                                retryable=True) from last.__cause__
 
     # -- search --------------------------------------------------------------------------------
     def search_items(self, query: str, *, fields: Iterable[str] | None = None) -> list[str]:

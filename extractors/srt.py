@@ -58,20 +58,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cinesub.records import Entry, ParseError, ParseResult, Repair
+from cinesub.records import PARSED_ENTRY_SCHEMA, Entry, ParseError, ParseResult, Repair
 
 __all__ = ["parse", "parse_to_arrow", "compose", "normalise", "ENTRY_COLUMNS", "timestamp_ms"]
 
-ENTRY_COLUMNS = ("index", "timeframe", "start_ms", "end_ms", "content")
-_ARROW_SCHEMA = pa.schema(
-    [
-        ("index", pa.int64()),
-        ("timeframe", pa.string()),
-        ("start_ms", pa.int64()),
-        ("end_ms", pa.int64()),
-        ("content", pa.string()),
-    ]
-)
+ENTRY_COLUMNS = tuple(PARSED_ENTRY_SCHEMA.names)
+_ARROW_SCHEMA = PARSED_ENTRY_SCHEMA
 
 _LINE_SPLIT = re.compile(r"\r\n|\r|\n")
 _INDEX_RE = re.compile(r"[0-9]{1,18}")

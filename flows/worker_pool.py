@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
@@ -53,14 +54,52 @@ def _pool(workers: int) -> ProcessPoolExecutor:
                                initializer=worker_init, initargs=(os.getpid(),))
 
 
+class PoolKeeper:
+    """Keeps one spawn pool alive across maps (the rounds of a build), so worker start-up
+    (interpreter, imports, language profiles) is paid once per run, not once per round. A pool
+    that broke is dropped and the next map starts a fresh one; :meth:`close` ends the workers."""
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._workers = 0
+
+    def get(self, workers: int) -> ProcessPoolExecutor:
+        if self._pool is None or self._workers != workers:
+            self.close()
+            self._pool, self._workers = _pool(workers), workers
+        return self._pool
+
+    def discard(self) -> None:
+        """Drop a broken pool (its workers are gone or going)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
+
+
+@contextlib.contextmanager
+def _scoped(keeper: PoolKeeper | None, workers: int) -> Iterator[tuple[ProcessPoolExecutor, Callable[[], None]]]:
+    """A pool for one round: the keeper's (kept open afterwards) or a private one (closed)."""
+    if keeper is None:
+        with _pool(workers) as pool:
+            yield pool, lambda: None
+    else:
+        yield keeper.get(workers), keeper.discard
+
+
 def run_isolated(work: Callable[[Any], Any], jobs: Iterable[Any], workers: int,
-                 on_error: Callable[[Any, str, str, str], Any]) -> Iterator[Any]:
+                 on_error: Callable[[Any, str, str, str], Any], keeper: PoolKeeper | None = None) -> Iterator[Any]:
     """``work(job)`` for every job in ``workers`` spawn processes, yielding results as they
     finish (any order). A job whose worker raised yields ``on_error(job, type, message, step)``
-    with step ``worker``; one whose worker died yields it with type ``WorkerDied``."""
+    with step ``worker``; one whose worker died yields it with type ``WorkerDied``. With a
+    ``keeper`` the pool outlives the call (reused by the next one)."""
     todo = list(jobs)
     while todo:
-        suspects, todo = yield from _round(work, todo, workers, on_error)
+        suspects, todo = yield from _round(work, todo, workers, on_error, keeper)
         for job in suspects:  # one at a time, alone: a job that kills its worker again is the culprit
             again, _ = yield from _round(work, [job], 1, on_error)
             for j in again:
@@ -68,12 +107,12 @@ def run_isolated(work: Callable[[Any], Any], jobs: Iterable[Any], workers: int,
                                                 "(killed or crashed)", "worker")
 
 
-def _round(work, jobs: list[Any], workers: int, on_error) -> Iterator[Any]:
+def _round(work, jobs: list[Any], workers: int, on_error, keeper: PoolKeeper | None = None) -> Iterator[Any]:
     """One pool over ``jobs`` (at most 2 × workers in flight); returns (in-flight jobs when the
     pool broke, jobs never started)."""
     it = iter(jobs)
     inflight: dict[Future, Any] = {}
-    with _pool(workers) as pool:
+    with _scoped(keeper, workers) as (pool, broken):
         unsent: list[Any] = []
 
         def fill() -> None:
@@ -107,6 +146,7 @@ def _round(work, jobs: list[Any], workers: int, on_error) -> Iterator[Any]:
                 suspects = lost + list(inflight.values())
                 for fut in inflight:
                     fut.cancel()
+                broken()
                 return suspects, unsent + list(it)
             fill()
     return [], unsent + list(it)

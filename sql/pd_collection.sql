@@ -2,7 +2,7 @@
 -- likely public domain) ∩ sound film available on the Internet Archive, with a per-film audit
 -- trail, one row per criterion.
 --
--- Inputs (views or tables on the caller's connection; flows/stages/pd_collection.py binds the
+-- Inputs (views or tables on the caller's connection; flows/stages/hollywood/collection.py binds the
 -- state DB's tables, `cinesub copyright status --as-of` binds a release's Parquet files with
 -- statuses recomputed for another date):
 --   cc_top100(year, rank, key, key_kind, box_office, …)      the yearly top-N (pd_top100)

@@ -18,6 +18,11 @@ def failed(n: int, error_type: str, message: str, step: str) -> tuple[str, int, 
     return error_type, n, message, step
 
 
+def pid(n: int) -> tuple[int, int]:
+    """Job ``n`` answered with the worker's process id."""
+    return n, os.getpid()
+
+
 def nap(n: int) -> int:
     """A job that outlives any test: only the death of its worker ends it early."""
     import time

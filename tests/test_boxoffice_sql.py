@@ -1,5 +1,5 @@
 """Box-office aggregation rules (SPEC B1): sql/boxoffice_weekly.sql and sql/boxoffice_yearly.sql
-through warehouse.boxoffice.aggregate, one test per rule on hand-made tuples with hand-computed
+through validators.boxoffice_ranking.aggregate, one test per rule on hand-made tuples with hand-computed
 totals; plus the real city map (realdata)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from warehouse.boxoffice import REASONS, aggregate, exclusion_counts
+from validators.boxoffice_ranking import REASONS, aggregate, exclusion_counts
 
 D1 = dt.date(1926, 5, 5)
 D2 = dt.date(1926, 5, 12)

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from _cli_runner import cli_env, shared_build
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cinesub.cli"]
@@ -21,19 +22,23 @@ pytestmark = pytest.mark.slow
 
 
 def _build(home: Path) -> dict:
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
-    env.pop("PREFECT_API_URL", None)
-    proc = subprocess.run(CLI + ["build", "--sample", "--json"], cwd=REPO, env=env,
+    proc = subprocess.run(CLI + ["build", "--sample", "--json"], cwd=REPO, env=cli_env(home),
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     return json.loads(proc.stdout)
 
 
+def default_build() -> tuple[Path, dict, dict]:
+    """`cinesub build --sample` twice into one fresh home (the flow generates the world itself),
+    once per test run: this module and tests/test_release_e2e.py read it; nothing writes to it."""
+    shared = shared_build("default-x2", films=None, builds=2)
+    first, second = (json.loads(r["stdout"]) for r in shared["runs"])
+    return shared["home"], first, second
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    first = _build(home)
-    second = _build(home)
+def built():
+    home, first, second = default_build()
     manifest = json.loads(next((home / "sample-world").glob("*/manifest.json")).read_text())
     return home, first, second, manifest
 

@@ -1,4 +1,4 @@
-"""Exact complete-coverage optimisation (SPEC A7; validators/coverage.py, ``cinesub coverage``)."""
+"""Exact complete-coverage optimisation (SPEC A7; validators/coverage_optimizer.py, ``cinesub coverage``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from validators.coverage import CoverageError, solve
+from validators.coverage_optimizer import CoverageError, solve
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""Issue 14 point 10 (fuzz half): the processing of one candidate (flows.track_processing.
+"""Issue 14 point 10 (fuzz half): the processing of one candidate (validators.candidate.
 process_bytes: unpack, decode, strict parse, checks, sanitization) under mutated real files,
 mutated generated files (plain, BOM, UTF-16, legacy code pages, gzip, zip) and random bytes.
 
@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from cinesub.settings import Thresholds
 from extractors.decode import decode
-from flows.track_processing import INTERNAL_ERROR, process_bytes
+from validators.candidate import INTERNAL_ERROR, process_bytes
 
 _BASE = settings(derandomize=True, database=None, deadline=None, print_blob=True,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 
 def _cli(home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    """The real CLI in its own process group (the ephemeral Prefect server dies with it)."""
+    """The real CLI in its own process group, on the session's Prefect server (tests/_cli_runner.py)."""
     res = run_cli(home, *args, timeout=timeout,
                   drop_env=("CINESUB_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"))
     assert res.returncode == 0, f"{args}: rc {res.returncode}\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"

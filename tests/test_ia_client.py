@@ -18,9 +18,9 @@ from extractors.ia import (
     CCE_QUERY,
     CCE_THIRD_SERIES_QUERY,
     IAClient,
-    RetryPolicy,
     fetch_file,
     has_page_breaks,
+    ia_retry_policy,
     list_files,
     make_session,
     page_images_from_pdf,
@@ -50,7 +50,7 @@ def server(worlds):
 
 
 def _client(srv, tmp_path, **kw):
-    kw.setdefault("retry", RetryPolicy(attempts=3, base_delay_s=0.0, max_delay_s=0.0))
+    kw.setdefault("retry", ia_retry_policy(max_attempts=3, backoff_base_s=0.0, backoff_max_s=0.0))
     return IAClient(make_session(srv.host), RawStore(tmp_path / "raw"), **kw)
 
 
@@ -229,7 +229,7 @@ def test_recovers_from_the_shared_fault_plan(worlds, tmp_path):
     root, vm, _ = worlds
     with IAFixture(root / "variety", root / "cce", faults="server_5xx,truncated,html_body,rate_429") as srv:
         c = IAClient(make_session(srv.host), RawStore(tmp_path / "raw"),
-                     retry=RetryPolicy(attempts=6, base_delay_s=0.0, max_delay_s=0.0))
+                     retry=ia_retry_policy(max_attempts=6, backoff_base_s=0.0, backoff_max_s=0.0))
         for item in [VARIETY_1934, "variety83-1926-06", "motionpict19121939synth", "catalogofcopyri1961motsynth"]:
             assert c.djvu_pages(item)
         assert c.search_items(variety_query("1926-01-01", "1934-12-31")) == sorted(i["identifier"] for i in vm["items"])

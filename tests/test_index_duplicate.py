@@ -17,7 +17,7 @@ import pytest
 from _realdata import manifest_codecs, read_track
 
 from cinesub.settings import Settings, Thresholds
-from flows.track_processing import process_bytes
+from validators.candidate import process_bytes
 from validators.checks import CHECK_LAYERS, MAX_EVIDENCE_ITEMS, check_index_duplicate, evaluated_layers
 
 #: the real files with repeated indices: {file: {repeated index: occurrences}}
@@ -129,12 +129,12 @@ def _stage_home(tmp_path: Path, files: dict[str, bytes], languages: tuple[str, .
 
 
 def _run_process_stage(settings: Settings) -> dict:
-    from cinesub.stage import StageContext
+    from flows.kernel_context import RunContext
     from cinesub.state import connect
-    from flows.stages.process import ProcessStage
+    from flows.stages.subtitles.process import ProcessStage
 
     with connect(settings.state_db) as con:
-        return ProcessStage(1).run(StageContext(settings=settings, run_id="run-h"), con)
+        return ProcessStage(1).run(RunContext(settings=settings, run_id="run-h"), con)
 
 
 @pytest.mark.realdata

@@ -260,12 +260,12 @@ def test_usage_errors_exit_2(tmp_path, args, message):
 
 
 # --------------------------------------------------------------------------------------------
-# the command's function agrees with the pipeline (flows.track_processing.process_bytes)
+# the command's function agrees with the pipeline (validators.candidate.process_bytes)
 # --------------------------------------------------------------------------------------------
 def test_inspect_file_agrees_with_process_bytes():
     from cinesub.settings import Thresholds
-    from extractors.inspect_core import inspect_file
-    from flows.track_processing import process_bytes
+    from validators.inspect_report import inspect_file
+    from validators.candidate import process_bytes
 
     th = Thresholds()
     cases = [
@@ -297,7 +297,7 @@ def test_inspect_file_agrees_with_process_bytes():
 
 
 def test_entries_frame_is_chunked_for_parallel_kernels():
-    from extractors.inspect_core import CHUNK_ROWS, inspect_file
+    from validators.inspect_report import CHUNK_ROWS, inspect_file
 
     n = CHUNK_ROWS * 2 + 10
     text = "\n\n".join(f"{i}\n{ts(i)} --> {ts(i + 1)}\n{EN[i % len(EN)]}" for i in range(1, n + 1)) + "\n"

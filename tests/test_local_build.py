@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from _cli_runner import cli_env
 
 from cinesub.sample.generate import generate
 
@@ -54,14 +55,17 @@ def test_bad_entries_of_a_local_dump_are_refusals_and_the_build_publishes(tmp_pa
     cfg = tmp_path / "cinesub.toml"
     cfg.write_text(f'[inputs]\nsources_dir = "{world}"\nsubtitles_dir = "{subs}"\n')
     home = tmp_path / "home"
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
-    env.pop("PREFECT_API_URL", None)
-    proc = subprocess.run(CLI + ["build", "--config", str(cfg), "--json"], cwd=REPO, env=env,
+    proc = subprocess.run(CLI + ["build", "--config", str(cfg), "--json"], cwd=REPO, env=cli_env(home),
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     summary = json.loads(proc.stdout)
     assert summary["status"] == "completed" and summary["release"]["new"]
     assert summary["work"]["refused_at_search"] == 5
+    # the manifest records the input snapshot: the digest of the source pages (it was always null)
+    from flows.env import dir_digest
+
+    manifest = json.loads((Path(summary["release"]["path"]) / "manifest.json").read_text())
+    assert manifest["inputs"]["sources"] == dir_digest(world) and manifest["inputs"]["sample_world"] is None
 
     con = duckdb.connect(str(home / "state.duckdb"), read_only=True)
     refused = {(tt, lang, fid): reason.split(":")[0] for tt, lang, fid, reason in con.execute(

@@ -21,9 +21,10 @@ import pytest
 
 from cinesub.records import Candidate
 from cinesub.settings import ProviderSettings
+from extractors.http_client import RetryPolicy, TokenBucket
 from extractors.providers.errors import REASON_CODES, ProviderError
 from extractors.providers.opensubtitles import OpenSubtitlesProvider
-from extractors.providers.ratelimit import QuotaExhausted, QuotaTracker, RetryPolicy, TokenBucket
+from extractors.providers.ratelimit import QuotaExhausted, QuotaTracker
 from fixtures import FaultConfig, OpenSubtitlesFixture
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The CCE stages of `build-hollywood` with the Gemini page extractor (flows/stages/pd_cce.py,
+"""The CCE stages of `build-hollywood` with the Gemini page extractor (flows/stages/hollywood/cce.py,
 issue 10), run in-process against the loopback fixtures (fixtures/ia_server.py and
 fixtures/gemini_pages_server.py serving the CCE sample world): every CCE page image stored at
 discovery; on the image-only volume Gemini's records are the extraction (``extractor='gemini'``);
@@ -21,9 +21,11 @@ import pytest
 from cinesub.rawstore import RawStore
 from cinesub.sample.cce import IMAGE_ONLY_VOLUME, generate_cce_world
 from cinesub.settings import load_settings
-from cinesub.stage import StageContext
-from flows.stages.pd_cce import CCEDiscoverStage, CCEParseStage
-from flows.stages.pd_common import execute_pd, pd_connect, pd_state_db
+from flows.env.sample import SampleEnvironment
+from flows.kernel_context import GeminiPlan, RunContext
+from flows.kernel_exec import execute
+from flows.stages.hollywood.cce import CCEDiscoverStage, CCEParseStage
+from flows.stages.hollywood.common import pd_connect, pd_state_db
 from fixtures.gemini_pages_server import GeminiPagesFixture
 from fixtures.ia_server import IAFixture
 
@@ -59,19 +61,20 @@ def built(world, ia, gem, tmp_path_factory):
     home = tmp_path_factory.mktemp("cce-home")
     ctx = _ctx(home, world, ia.host, gem.base_url)
     n0 = gem.count("generate")
-    disc = execute_pd(CCEDiscoverStage(), ctx)
-    parse = execute_pd(CCEParseStage(), ctx)
+    disc = execute(CCEDiscoverStage(), ctx)
+    parse = execute(CCEParseStage(), ctx)
     return {"home": home, "ctx": ctx, "discover": disc, "parse": parse, "requests": gem.count("generate") - n0}
 
 
-def _ctx(home: Path, world: Path, ia_host: str, gemini_url: str | None, *, batch: bool = False) -> StageContext:
+def _ctx(home: Path, world: Path, ia_host: str, gemini_url: str | None, *, batch: bool = False) -> RunContext:
     settings = load_settings(None, home)
     settings.hollywood.gemini_batch = batch
     available = gemini_url is not None
-    extra = {"endpoints": {"kind": "fixtures", "ia_host": ia_host, "gemini_url": gemini_url},
-             "gemini": {"available": available, "model": settings.hollywood.gemini_model if available else None},
-             "worlds": {"cce": str(world)}, "sample_digest": "test-world"}
-    return StageContext(settings=settings, run_id="r1", extra=extra)
+    env = SampleEnvironment.attached(settings, worlds={"cce": world}, digest="test-world",
+                                     endpoints={"ia_host": ia_host, "gemini_url": gemini_url})
+    plan = GeminiPlan(available=available, model=settings.hollywood.gemini_model if available else None,
+                      primary_extractor="gemini" if available else "ocr-rules")
+    return RunContext(settings=settings, run_id="r1", flow="build-hollywood", env=env, gemini=plan)
 
 
 def _query(home: Path, sql: str) -> list[tuple]:
@@ -118,8 +121,8 @@ def test_unread_pages_get_gemini_reasons_and_the_next_build_asks_again(world, ia
     # title pages' empty answer "[]" survives the truncation
     gem.queue(*["malformed"] * N_PAGES)
     ctx = _ctx(home, world, ia.host, gem.base_url)
-    execute_pd(CCEDiscoverStage(), ctx)
-    first = execute_pd(CCEParseStage(), ctx)
+    execute(CCEDiscoverStage(), ctx)
+    first = execute(CCEParseStage(), ctx)
     assert first["incomplete"] is True and first["gemini_errors"] == {"malformed_json": N_PAGES // 2}
     lost = _query(home, "SELECT item_id, page, kind, reason, extractor FROM pd_unparsed "
                         "WHERE reason LIKE 'gemini:%' ORDER BY 1, 2")
@@ -130,7 +133,7 @@ def test_unread_pages_get_gemini_reasons_and_the_next_build_asks_again(world, ia
     assert _query(home, f"SELECT count(*) FROM pd_registrations WHERE item_id = '{IMAGE_ONLY_VOLUME}'") == [(0,)]
     assert _query(home, "SELECT DISTINCT page FROM pd_cce_crosscheck") == [(0,)]
     assert _query(home, "SELECT count(*) FROM pd_registrations WHERE extractor = 'ocr-rules'") == [(22,)]
-    second = execute_pd(CCEParseStage(), ctx)  # not reused: the last run was incomplete
+    second = execute(CCEParseStage(), ctx)  # not reused: the last run was incomplete
     # only the failed pages are asked again (the title pages' answers are cached)
     assert second["reused"] is False and "incomplete" not in second
     assert (second["gemini_calls"], second["gemini_cache_hits"]) == (N_PAGES // 2, N_PAGES // 2)
@@ -138,7 +141,7 @@ def test_unread_pages_get_gemini_reasons_and_the_next_build_asks_again(world, ia
     assert _query(home, "SELECT count(*) FROM pd_unparsed WHERE reason LIKE 'gemini:%'") == [(0,)]
     assert _query(home, f"SELECT count(*) FROM pd_registrations WHERE item_id = '{IMAGE_ONLY_VOLUME}'") == [(2,)]
     assert second["crosscheck"] == {"pages": 14, "agree": 12, "disagree": 2}
-    third = execute_pd(CCEParseStage(), ctx)
+    third = execute(CCEParseStage(), ctx)
     assert third["reused"] is True  # complete now: reused, no fixture needed
 
 
@@ -148,7 +151,7 @@ def test_a_second_run_sends_no_gemini_request(built, gem):
     home, ctx = built["home"], built["ctx"]
     before = [_query(home, f"SELECT * FROM {t} ORDER BY ALL") for t in TABLES]
     n0 = len(gem.requests)
-    again = execute_pd(CCEParseStage(), ctx, force=True)
+    again = execute(CCEParseStage(), ctx, force=True)
     assert len(gem.requests) == n0 and (again["gemini_calls"], again["gemini_cache_hits"]) == (0, N_PAGES)
     assert [_query(home, f"SELECT * FROM {t} ORDER BY ALL") for t in TABLES] == before
 
@@ -157,8 +160,8 @@ def test_batch_mode_against_the_fixture_gives_the_same_tables(world, ia, gem, bu
     home = tmp_path / "home"
     ctx = _ctx(home, world, ia.host, gem.base_url, batch=True)
     jobs0, n0 = gem.count("batch_create"), len(gem.requests)
-    execute_pd(CCEDiscoverStage(), ctx)
-    stats = execute_pd(CCEParseStage(), ctx)
+    execute(CCEDiscoverStage(), ctx)
+    stats = execute(CCEParseStage(), ctx)
     jobs = gem.count("batch_create") - jobs0
     assert stats["gemini_errors"] == {}
     # jobs small enough for the fixture's 1 MiB request body; each page asked once
@@ -170,8 +173,8 @@ def test_batch_mode_against_the_fixture_gives_the_same_tables(world, ia, gem, bu
 def test_without_gemini_the_image_only_pages_stay_unread_with_their_reason(world, ia, tmp_path):
     home = tmp_path / "home"
     ctx = _ctx(home, world, ia.host, None)
-    execute_pd(CCEDiscoverStage(), ctx)
-    stats = execute_pd(CCEParseStage(), ctx)
+    execute(CCEDiscoverStage(), ctx)
+    stats = execute(CCEParseStage(), ctx)
     assert "gemini_calls" not in stats and stats["crosscheck"] == {"pages": 0, "agree": 0, "disagree": 0}
     assert _query(home, "SELECT item_id, page, reason FROM pd_unparsed WHERE kind = 'page' ORDER BY 1, 2") == [
         (IMAGE_ONLY_VOLUME, 0, "image_only_page"), (IMAGE_ONLY_VOLUME, 1, "image_only_page")]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.stages.pd_common import pd_connect
+from flows.stages.hollywood.common import pd_connect
 from warehouse.pd_release import TABLES, change_kind, publish, table_change
 
 
@@ -86,3 +86,46 @@ def test_table_change_and_kind(tmp_path):
     assert change_kind(prev, {"t": pa.table({"a": [2, 1]})})[0] == "patch"  # same rows, other order
     assert change_kind(prev, {"t": pa.table({"a": [1, 2]}), "u": pa.table({"x": [1]})})[0] == "minor"
     assert change_kind(prev, {"u": pa.table({"x": [1]})})[0] == "major"  # a table removed
+
+
+def _stage_stats(seconds: float) -> list[dict]:
+    return [{"flow": "build-hollywood", "stage": "pd-variety", "status": "completed", "items_in": 12,
+             "items_out": 9, "dropped": {"not_boxoffice": 2, "internal_error": 1}, "seconds": seconds},
+            {"flow": "build-hollywood", "stage": "pd-publish", "status": "completed", "items_in": 9,
+             "items_out": 9, "dropped": {}, "seconds": seconds / 2}]
+
+
+def test_stage_stats_are_listed_but_never_decide_a_new_version(state):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from warehouse.publish import STAGE_STATS_FILE, STAGE_STATS_SCHEMA
+
+    con, rdir = state
+    first = publish(con, rdir, config_hash="cfg", inputs={}, as_of="2026-01-01", primary_extractor="gemini",
+                    stage_stats=_stage_stats(3.25))
+    rel = rdir / first["version"]
+    table = pq.read_table(rel / STAGE_STATS_FILE)
+    assert table.schema.equals(STAGE_STATS_SCHEMA)
+    assert table.schema.field("dropped").type == pa.list_(pa.struct([("reason", pa.string()), ("count", pa.int64())]))
+    rows = table.to_pylist()
+    assert [(r["stage"], r["items_in"], r["items_out"], r["seconds"]) for r in rows] == [
+        ("pd-variety", 12, 9, 3.25), ("pd-publish", 9, 9, 1.625)]
+    assert rows[0]["dropped"] == [{"reason": "internal_error", "count": 1}, {"reason": "not_boxoffice", "count": 2}]
+    meta = json.loads((rel / "manifest.json").read_text())["files"][STAGE_STATS_FILE]
+    assert meta["sha256"] == hashlib.sha256((rel / STAGE_STATS_FILE).read_bytes()).hexdigest() and meta["rows"] == 2
+    # other seconds, same tables: the data are identical, no new version
+    again = publish(con, rdir, config_hash="cfg", inputs={}, as_of="2026-01-01", primary_extractor="gemini",
+                    stage_stats=_stage_stats(9.5))
+    assert (again["version"], again["new"]) == (first["version"], False)
+    # a row added: minor, and the statistics are not a changed table
+    con.execute("INSERT INTO pd_top100 VALUES (1934, 3, 'pagan moon', 'title', 400.0, 1, 1)")
+    added = publish(con, rdir, config_hash="cfg", inputs={}, as_of="2026-01-01", primary_extractor="gemini",
+                    stage_stats=_stage_stats(1.0))
+    assert (added["version"], added["kind"]) == ("1.1.0", "minor")
+    man = json.loads((rdir / "1.1.0" / "manifest.json").read_text())
+    assert set(man["changes"]) == {"top100"} and STAGE_STATS_FILE in man["files"]
+    # a release without statistics (a caller that has none) lists no such file
+    con.execute("INSERT INTO pd_top100 VALUES (1934, 4, 'night owl', 'title', 300.0, 1, 1)")
+    plain = _pub(con, rdir)
+    assert STAGE_STATS_FILE not in json.loads((Path(plain["path"]) / "manifest.json").read_text())["files"]

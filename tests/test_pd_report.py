@@ -8,7 +8,7 @@ import re
 
 import duckdb
 
-from flows.stages.pd_common import pd_connect
+from flows.stages.hollywood.common import pd_connect
 from warehouse.pd_report import collect_report_data, render_report, write_report
 
 EVIL = '<script>alert("x")</script>'

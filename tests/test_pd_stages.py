@@ -11,13 +11,16 @@ from typing import Any
 import pytest
 
 from cinesub.settings import load_settings
-from cinesub.stage import StageContext
+from flows.env.live import LiveEnvironment
+from flows.env.sample import SampleEnvironment
+from flows.kernel_context import RunContext
+from flows.kernel_exec import execute
 from flows.hollywood import gemini_plan
 from extractors.cce.normalize import normalize_reg_id
 from extractors.cce.parse import split_registration_entries
-from flows.stages.pd_collection import ia_query, link_registration, pick_ia_item
-from flows.stages.pd_common import PDStage, execute_pd, hollywood_config_hash, pd_connect, pd_state_db, replace_rows
-from flows.stages.pd_variety import crosscheck_rows, head_issue_date
+from flows.stages.hollywood.collection import ia_query, link_registration, pick_ia_item
+from flows.stages.hollywood.common import PDStage, hollywood_config_hash, pd_connect, pd_state_db, replace_rows
+from flows.stages.hollywood.variety import crosscheck_rows, head_issue_date
 
 D = dt.date
 
@@ -118,16 +121,22 @@ def test_gemini_plan_falls_back_to_ocr_rules(monkeypatch, tmp_path):
         monkeypatch.delenv(var, raising=False)
     s = load_settings(None, tmp_path)
     s.curation.gemini_api_key_block = None
-    assert gemini_plan(s, sample=True)[1:] == ("gemini", None)
-    assert gemini_plan(s, sample=False)[1:] == ("ocr-rules", "no_gemini_api_key")
+    sample, live = SampleEnvironment(s), LiveEnvironment(s)
+
+    def plan(env):
+        p = gemini_plan(s, env)
+        return p.primary_extractor, p.fallback_reason
+
+    assert plan(sample) == ("gemini", None)
+    assert plan(live) == ("ocr-rules", "no_gemini_api_key")
     monkeypatch.setenv("CINESUB_GEMINI_API_KEY", "k-live")
-    info, primary, why = gemini_plan(s, sample=False)
-    assert (info["available"], primary, why) == (True, "gemini", None)
+    info = gemini_plan(s, live)
+    assert (info.available, info.primary_extractor, info.fallback_reason) == (True, "gemini", None)
     assert "k-live" not in repr(info)
     s.hollywood.gemini_enabled = False
-    assert gemini_plan(s, sample=True)[1:] == ("ocr-rules", "gemini_disabled")
+    assert plan(sample) == ("ocr-rules", "gemini_disabled")
     s.hollywood.primary_extractor = "ocr-rules"
-    assert gemini_plan(s, sample=True)[1:] == ("ocr-rules", None)
+    assert plan(sample) == ("ocr-rules", None)
 
 
 class _Counting(PDStage):
@@ -136,7 +145,7 @@ class _Counting(PDStage):
     writes = ("pd_unparsed",)
     runs = 0
 
-    def run(self, ctx: StageContext, con) -> dict[str, Any]:
+    def run(self, ctx: RunContext, con) -> dict[str, Any]:
         type(self).runs += 1
         n = con.execute("SELECT count(*) FROM pd_match_decisions").fetchone()[0]
         replace_rows(con, "pd_unparsed", [{"source": "t", "kind": "page", "reason": f"n{n}"}])
@@ -150,18 +159,18 @@ class _AsOf(_Counting):
 
 def test_stage_reuse_against_the_hollywood_state_db(tmp_path):
     settings = load_settings(None, tmp_path)
-    ctx = StageContext(settings=settings, run_id="r1")
-    assert execute_pd(_Counting(), ctx)["reused"] is False
-    assert execute_pd(_Counting(), StageContext(settings=settings, run_id="r2"))["reused"] is True
+    ctx = RunContext(settings=settings, run_id="r1")
+    assert execute(_Counting(), ctx)["reused"] is False
+    assert execute(_Counting(), RunContext(settings=settings, run_id="r2"))["reused"] is True
     assert _Counting.runs == 1
     with pd_connect(pd_state_db(settings)) as con:  # an input table changes → the stage reruns
         con.execute("INSERT INTO pd_match_decisions VALUES ('LP1', '1934-01-01', NULL, 'not_renewed', 'x', now())")
-    st = execute_pd(_Counting(), StageContext(settings=settings, run_id="r3"))
+    st = execute(_Counting(), RunContext(settings=settings, run_id="r3"))
     assert st["reused"] is False and st["n"] == 1 and _Counting.runs == 2
     assert pd_state_db(settings) == tmp_path.resolve() / "hollywood" / "state.duckdb"
     # the status date reruns only the stages that depend on it
-    assert execute_pd(_AsOf(), StageContext(settings=settings, run_id="r4"))["reused"] is False
+    assert execute(_AsOf(), RunContext(settings=settings, run_id="r4"))["reused"] is False
     settings.hollywood.as_of = D(2025, 12, 31)
-    assert execute_pd(_Counting(), StageContext(settings=settings, run_id="r5"))["reused"] is True
-    assert execute_pd(_AsOf(), StageContext(settings=settings, run_id="r6"))["reused"] is False
+    assert execute(_Counting(), RunContext(settings=settings, run_id="r5"))["reused"] is True
+    assert execute(_AsOf(), RunContext(settings=settings, run_id="r6"))["reused"] is False
     assert hollywood_config_hash(settings) != hollywood_config_hash(settings, with_as_of=False)

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 
 from cinesub.settings import Thresholds
-from flows.track_processing import INTERNAL_ERROR, process_bytes
+from validators.candidate import INTERNAL_ERROR, process_bytes
 
 SRT = "".join(f"{i}\n00:00:{i:02d},000 --> 00:00:{i:02d},900\nLine number {i} of the test.\n\n"
               for i in range(1, 30)).encode()
@@ -87,3 +87,23 @@ def test_worker_pool_isolates_raising_and_dying_workers():
     assert by_job[5][0] == "ValueError" and by_job[5][2] == "job five is poison" and by_job[5][3] == "worker"
     assert by_job[3][0] == "WorkerDied" and by_job[3][3] == "worker"
     assert all(by_job[n] == ("ok", 2 * n) for n in range(12) if n not in (3, 5))
+
+
+def test_local_runner_keeps_its_pool_across_maps_and_survives_a_dead_worker():
+    """The rounds of a build reuse one pool (worker start-up paid once per run); a worker death
+    drops that pool, and the next map gets a fresh one that works."""
+    from _pool_jobs import failed, pid, work
+
+    from flows.items import LocalItemRunner
+
+    with LocalItemRunner(2) as runner:
+        first = dict(runner.map(pid, range(8), failed))
+        second = dict(runner.map(pid, range(8), failed))
+        assert sorted(first) == sorted(second) == list(range(8))
+        assert set(first.values()) & set(second.values())  # the same worker processes answered
+        results = list(runner.map(work, range(8), failed))
+        assert ("WorkerDied", 3) in [r[:2] for r in results] and ("ValueError", 5) in [r[:2] for r in results]
+        third = dict(runner.map(pid, range(4), failed))
+        assert sorted(third) == list(range(4))
+        assert not set(third.values()) & set(first.values())  # the broken pool was replaced
+    assert runner._keeper._pool is None

@@ -10,11 +10,13 @@ import shutil
 import duckdb
 
 from cinesub.settings import load_settings
-from cinesub.stage import StageContext, execute
+from flows.env.sample import SampleEnvironment
+from flows.kernel_context import RunContext
+from flows.kernel_exec import execute
 
 
 def test_inventory_records_a_poison_page_and_parses_the_others(tmp_path, world, monkeypatch):
-    from flows.stages.inventory import InventoryStage
+    from flows.stages.subtitles.inventory import InventoryStage
 
     root = tmp_path / "world"
     shutil.copytree(world, root, ignore=shutil.ignore_patterns("subtitles"))
@@ -35,7 +37,7 @@ def test_inventory_records_a_poison_page_and_parses_the_others(tmp_path, world, 
         return real_parse(index_html, *rest)
 
     clean = load_settings(home=tmp_path / "clean")
-    execute(InventoryStage(), StageContext(settings=clean, run_id="r0", sample_dir=world))
+    execute(InventoryStage(), RunContext(settings=clean, run_id="r0", env=SampleEnvironment.attached(clean, world=world)))
     with duckdb.connect(str(clean.state_db), read_only=True) as con:
         clean_films = dict(con.execute("SELECT kim_id, imdb_id FROM films WHERE imdb IS NOT NULL").fetchall())
         assert con.execute("SELECT count(*) FROM source_errors").fetchone()[0] == 0
@@ -43,7 +45,7 @@ def test_inventory_records_a_poison_page_and_parses_the_others(tmp_path, world, 
 
     monkeypatch.setattr(imdb_mod, "parse_imdb_title", parse)
     settings = load_settings(home=tmp_path / "home")
-    stats = execute(InventoryStage(), StageContext(settings=settings, run_id="r1", sample_dir=root))
+    stats = execute(InventoryStage(), RunContext(settings=settings, run_id="r1", env=SampleEnvironment.attached(settings, world=root)))
     assert stats["source_errors"] == 3 and stats["kim_pages"] == len(kim_pages)
 
     with duckdb.connect(str(settings.state_db), read_only=True) as con:
@@ -76,10 +78,10 @@ GOOD_GROSSES = ("Wednesday, March 14, 1934    PICTURE GROSSES    VARIETY\n"
 
 
 def _pd_home(tmp_path):
-    from flows.stages.pd_common import pd_connect, pd_state_db, raw_store
+    from flows.stages.hollywood.common import pd_connect, pd_state_db, raw_store
 
     settings = load_settings(None, tmp_path / "home")
-    ctx = StageContext(settings=settings, run_id="r1")
+    ctx = RunContext(settings=settings, run_id="r1")
     store = raw_store(ctx)
     texts = [b"", b"\xff\xfe\x80 not utf-8 \xc3\x28", b""]
     return settings, ctx, store, texts, pd_connect, pd_state_db
@@ -88,8 +90,8 @@ def _pd_home(tmp_path):
 def test_variety_page_that_raises_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
     import extractors.variety.ocr_grosses as ocr_mod
     import extractors.variety.page_filter as filter_mod
-    from flows.stages.pd_common import execute_pd, replace_rows
-    from flows.stages.pd_variety import VarietyExtractStage, VarietyFilterStage
+    from flows.stages.hollywood.common import replace_rows
+    from flows.stages.hollywood.variety import VarietyExtractStage, VarietyFilterStage
 
     settings, ctx, store, texts, pd_connect, pd_state_db = _pd_home(tmp_path)
     texts[0], texts[2] = GOOD_GROSSES.encode(), (GOOD_GROSSES + "POISON\n").encode()
@@ -112,7 +114,7 @@ def test_variety_page_that_raises_is_recorded_and_the_others_go_on(tmp_path, mon
 
     monkeypatch.setattr(filter_mod, "classify_page", classify)
     monkeypatch.setattr(ocr_mod, "extract_page", extract)
-    stats = execute_pd(VarietyFilterStage(), ctx)
+    stats = execute(VarietyFilterStage(), ctx)
     assert stats["pages"] == 3 and stats["reasons"]["internal_error"] == 2
     with pd_connect(pd_state_db(settings)) as con:
         rows = con.execute("SELECT page, keep, reason, phrase FROM pd_page_filter ORDER BY page").fetchall()
@@ -122,7 +124,7 @@ def test_variety_page_that_raises_is_recorded_and_the_others_go_on(tmp_path, mon
         # the extractor on all three pages (as if kept): two internal_error rows, the good page read
         replace_rows(con, "pd_page_filter", [{"item_id": "variety1934", "page": i, "keep": True, "reason": "t"}
                                              for i in range(3)])
-    stats = execute_pd(VarietyExtractStage(), ctx)
+    stats = execute(VarietyExtractStage(), ctx)
     with pd_connect(pd_state_db(settings)) as con:
         errs = con.execute("""SELECT page, extractor, reason, detail FROM pd_extract_errors
                               WHERE reason = 'internal_error' ORDER BY page""").fetchall()
@@ -134,8 +136,8 @@ def test_variety_page_that_raises_is_recorded_and_the_others_go_on(tmp_path, mon
 
 def test_cce_page_that_raises_is_recorded_and_the_others_are_read(tmp_path, monkeypatch):
     import extractors.cce.parse as parse_mod
-    from flows.stages.pd_cce import CCEParseStage
-    from flows.stages.pd_common import execute_pd, replace_rows
+    from flows.stages.hollywood.cce import CCEParseStage
+    from flows.stages.hollywood.common import replace_rows
 
     settings, ctx, store, texts, pd_connect, pd_state_db = _pd_home(tmp_path)
     texts[0], texts[2] = GOOD_REG.encode(), ("POISON " + GOOD_REG).encode()
@@ -153,7 +155,7 @@ def test_cce_page_that_raises_is_recorded_and_the_others_are_read(tmp_path, monk
         return real(text, *a, **k)
 
     monkeypatch.setattr(parse_mod, "parse_registration_text", parse)
-    stats = execute_pd(CCEParseStage(), ctx)
+    stats = execute(CCEParseStage(), ctx)
     assert stats["unparsed"]["internal_error"] == 2
     with pd_connect(pd_state_db(settings)) as con:
         rows = con.execute("""SELECT page, kind, extractor, detail FROM pd_unparsed

@@ -22,6 +22,7 @@ try:
     from tests import prefect_harness as ph
 except ImportError:  # tests/ not importable as a package (plain `pytest` without the root on sys.path)
     import prefect_harness as ph
+from _cli_runner import seed_sample_world
 
 pytestmark = pytest.mark.slow
 
@@ -40,6 +41,7 @@ def test_sample_deployment_completes_on_a_process_worker(tmp_path: Path) -> None
     api_url = f"http://127.0.0.1:{port}/api"
     env = ph.prefect_env(tmp_path / "prefect-home", api_url)
     home = tmp_path / "cinesub-home"
+    seed_sample_world(home, films=40)  # the deployment's default world, generated once per test run
     logs = tmp_path / "logs"
     server_log, worker_log = logs / "server.log", logs / "worker.log"
     timings: dict[str, float] = {}

@@ -18,7 +18,8 @@ import polars as pl
 import pytest
 import yaml
 
-from tests.test_build_sample import _build
+from tests._cli_runner import cli_env, copy_home
+from tests.test_build_sample import _build, default_build
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cinesub.cli"]
@@ -27,15 +28,15 @@ pytestmark = pytest.mark.slow
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
-    env.pop("PREFECT_API_URL", None)
-    return subprocess.run(CLI + list(args), cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(CLI + list(args), cwd=REPO, env=cli_env(home), capture_output=True, text=True,
+                          timeout=600)
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    home = tmp_path_factory.mktemp("relhome")
-    summary = _build(home)
+def release():
+    """The default sample build shared with tests/test_build_sample.py (read only: a test that
+    writes works on a copy of the home)."""
+    home, summary, _ = default_build()
     return home, Path(summary["release"]["path"]), summary
 
 
@@ -249,8 +250,56 @@ def test_gate_blocks_a_bad_release_and_writes_a_report(release, tmp_path):
     assert not [p for p in (work / "releases").iterdir() if p.name.startswith(".tmp")]
 
 
+def test_stage_stats_are_published_but_never_make_a_new_version(release, tmp_path):
+    """The build's per-stage statistics land in stats/stages.parquet with their checksum in the
+    manifest (and Croissant); other seconds on the same data publish no new version."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    from cinesub.settings import load_settings
+    from warehouse.publish import STAGE_STATS_FILE, STAGE_STATS_SCHEMA
+    from warehouse.release import publish
+
+    home, _, _ = release
+    work = tmp_path / "home"
+    work.mkdir()
+    shutil.copy(home / "state.duckdb", work / "state.duckdb")
+    settings = load_settings(None, work)
+
+    def stats(seconds: float) -> list[dict]:
+        return [{"flow": "build-cinesub", "stage": "process", "status": "completed", "items_in": 30,
+                 "items_out": 27, "dropped": {"decode_failed": 2, "internal_error": 1}, "seconds": seconds}]
+
+    def pub(con, seconds: float) -> dict:
+        return publish(con, work / "releases", config_hash="x", inputs={}, countries=tuple(settings.countries),
+                       languages=tuple(settings.languages), release_settings=settings.release,
+                       reports_dir=work / "reports", stage_stats=stats(seconds))
+
+    with duckdb.connect(str(work / "state.duckdb")) as con:
+        first = pub(con, 12.5)
+        again = pub(con, 99.0)
+    assert first["new"] and (again["version"], again["new"], again["kind"]) == (first["version"], False, None)
+    rel = Path(first["path"])
+    table = pq.read_table(rel / STAGE_STATS_FILE)
+    assert table.schema.equals(STAGE_STATS_SCHEMA)
+    assert table.to_pylist() == [{"flow": "build-cinesub", "stage": "process", "status": "completed",
+                                  "items_in": 30, "items_out": 27, "seconds": 12.5,
+                                  "dropped": [{"reason": "decode_failed", "count": 2},
+                                              {"reason": "internal_error", "count": 1}]}]
+    man = json.loads((rel / "manifest.json").read_text())
+    assert man["files"][STAGE_STATS_FILE]["sha256"] == hashlib.sha256((rel / STAGE_STATS_FILE).read_bytes()).hexdigest()
+    croissant = json.loads((rel / "croissant.json").read_text())
+    assert STAGE_STATS_FILE in {d["name"] for d in croissant["distribution"]}
+    with duckdb.connect(str(rel / "cinesub.duckdb"), read_only=True) as db:
+        names = {r[0] for r in db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert "stats_stages" not in names, "build statistics are not data: not in the release database"
+
+
 def test_withdraw_diff_export_and_rebuild(release, tmp_path):
-    home, rel, summary = release
+    shared_home, shared_rel, summary = release
+    home = copy_home(shared_home, tmp_path / "home")
+    rel = home / "releases" / shared_rel.name
     films = pl.read_parquet(rel / "films.parquet")
     victim = films.sort("id")["imdb_id"][1]
     ids_before = dict(zip(films["imdb_id"], films["id"]))

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from cinesub import tmpfiles
-from flows.stages.pd_common import pd_connect
+from flows.stages.hollywood.common import pd_connect
 from tests.test_release_export import make_release
 from warehouse.export import FORMATS, export_release
 from warehouse.pd_release import TABLES, publish

@@ -24,6 +24,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _browser import open_page
 
 from warehouse import tokens as tok
 from warehouse.stats import compute_stats, stats_json, write_stats
@@ -31,9 +32,6 @@ from warehouse.stats_page import render_stats_page
 
 REPO = Path(__file__).resolve().parent.parent
 LANGS = ("en", "ar", "id", "fa", "ro", "vi")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 # film: imdb_id, id, year, runtime_min, imdb_rating, age_suitability
 FILMS = [("tt0000001", 1, 1980, 100, 6.0, "13+"),
@@ -445,35 +443,18 @@ def test_page_is_offline_and_deterministic(page, stats, tmp_path):
 
 
 def test_page_renders_in_headless_chromium(page, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    assert Path(CHROMIUM).exists(), "Debian chromium is installed by scripts/setup.sh (make setup)"
     shot = tmp_path / "statistics.png"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-            console, errors, requests = [], [], []
-            pg.on("console", lambda m: console.append((m.type, m.text)))
-            pg.on("pageerror", lambda exc: errors.append(str(exc)))
-            pg.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-            pg.on("request", lambda r: requests.append(r.url))
-            pg.goto(page.as_uri(), wait_until="load")
-            svgs = pg.locator("svg.plot")
-            assert svgs.count() >= 6
-            for i in range(svgs.count()):
-                box = svgs.nth(i).bounding_box()
-                assert box and box["width"] > 100 and box["height"] > 100, (i, box)
-                assert svgs.nth(i).locator("text").count() > 3  # axis labels drawn as text
-            assert "Subtitle input size by language" in pg.inner_text("#input_size")
-            assert "Romanian (ro)" in pg.inner_text("#input_size-table")
-            pg.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
-    bad = [m for m in console if m[0] in ("error", "warning")]
-    assert not bad, bad
-    assert not errors, errors
-    assert requests == [page.as_uri()], requests
+    with open_page(page) as (pg, log):
+        svgs = pg.locator("svg.plot")
+        assert svgs.count() >= 6
+        for i in range(svgs.count()):
+            box = svgs.nth(i).bounding_box()
+            assert box and box["width"] > 100 and box["height"] > 100, (i, box)
+            assert svgs.nth(i).locator("text").count() > 3  # axis labels drawn as text
+        assert "Subtitle input size by language" in pg.inner_text("#input_size")
+        assert "Romanian (ro)" in pg.inner_text("#input_size-table")
+        pg.screenshot(path=str(shot), full_page=True)
+    log.assert_clean(page.as_uri())
     assert shot.stat().st_size > 20_000
 
 

@@ -6,33 +6,22 @@ the gap evidence on the page; the Prefect artifacts ``build-summary`` and ``flag
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from _browser import open_page
+from _cli_runner import sample20_build
 
 REPO = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "cinesub.cli"]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = REPO / "test-artifacts"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
-    env.pop("PREFECT_API_URL", None)
-    proc = subprocess.run(CLI + ["build", "--sample", "--films", "20", "--json"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    summary = json.loads(proc.stdout)
+def built():
+    home, summary = sample20_build()
     with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
         flags = [dict(zip(("track_id", "imdb_id", "language", "file_id", "layer", "evidence"), r)) for r in con.execute(
             "SELECT track_id, imdb_id, language, file_id, layer, evidence FROM flags ORDER BY 1, 5").fetchall()]
@@ -66,73 +55,51 @@ def test_report_is_self_contained(built):
     assert style and "@import" not in style and "url(" not in style
 
 
-def _launch(p):
-    return p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-
-
 @pytest.mark.slow
 def test_report_renders_in_headless_chromium(built):
-    from playwright.sync_api import sync_playwright
-
     home, summary, flags = built
     path = Path(summary["report"]["path"])
-    assert Path(CHROMIUM).exists(), "Debian chromium is installed by scripts/setup.sh (make setup)"
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "flagged-tracks.png"
     if shot.exists():
         shot.unlink()
-    with sync_playwright() as p:
-        browser = _launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            console, errors, requests = [], [], []
-            page.on("console", lambda m: console.append((m.type, m.text)))
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri(), wait_until="load")
-
-            text = page.inner_text("body")
-            layers = sorted({f["layer"] for f in flags})
-            layer_section = page.inner_text("#layers")
-            candidates = page.inner_text("#candidates")
-            for layer in layers:
-                assert layer in layer_section, layer
-                assert layer in candidates, layer
-            funnel = page.inner_text("#funnel")
-            for g in summary["funnel"]:
-                assert g["gate"] in funnel
-                assert re.search(rf"\b{g['kept']} kept", funnel), g
-            # one row per flag in the candidates table; every flagged file id listed
-            assert page.locator("#candidates-table tbody tr").count() == len(flags)
-            for f in flags:
-                assert f["file_id"] in candidates
-            # plots: layer bars, funnel, coverage scatter and one timeline per timing-flagged track
-            assert page.locator("svg.plot").count() >= 4
-            assert page.locator("#coverage svg circle").count() > 10
-            macro = [f for f in flags if f["layer"] == "macro_interval"]
-            assert macro, "the sample world plants a macro_interval gap"
-            for f in macro:
-                tl = page.locator(f'.tl[data-track="{f["track_id"]}"]')
-                assert tl.count() == 1
-                gap = json.loads(f["evidence"])["gaps"][0]
-                assert f"between #{gap['before']} and #{gap['after']}" in tl.inner_text()
-                assert tl.locator("svg rect.ev").count() >= 1
-            # the filter script works: typing a layer keeps only its rows
-            page.fill("input.filter", "macro_interval")
-            visible = page.locator("#candidates-table tbody tr:visible").count()
-            assert visible == len(macro)
-            assert page.inner_text("#candidates-table-count") == str(len(macro))
-            page.fill("input.filter", "")
-            assert "Entity-link review queue" in text
-            page.evaluate("window.scrollTo(0, 0)")
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
-    bad = [m for m in console if m[0] in ("error", "warning")]
-    assert not bad, bad
-    assert not errors, errors
-    assert requests == [path.as_uri()], requests
+    with open_page(path) as (page, log):
+        text = page.inner_text("body")
+        layers = sorted({f["layer"] for f in flags})
+        layer_section = page.inner_text("#layers")
+        candidates = page.inner_text("#candidates")
+        for layer in layers:
+            assert layer in layer_section, layer
+            assert layer in candidates, layer
+        funnel = page.inner_text("#funnel")
+        for g in summary["funnel"]:
+            assert g["gate"] in funnel
+            assert re.search(rf"\b{g['kept']} kept", funnel), g
+        # one row per flag in the candidates table; every flagged file id listed
+        assert page.locator("#candidates-table tbody tr").count() == len(flags)
+        for f in flags:
+            assert f["file_id"] in candidates
+        # plots: layer bars, funnel, coverage scatter and one timeline per timing-flagged track
+        assert page.locator("svg.plot").count() >= 4
+        assert page.locator("#coverage svg circle").count() > 10
+        macro = [f for f in flags if f["layer"] == "macro_interval"]
+        assert macro, "the sample world plants a macro_interval gap"
+        for f in macro:
+            tl = page.locator(f'.tl[data-track="{f["track_id"]}"]')
+            assert tl.count() == 1
+            gap = json.loads(f["evidence"])["gaps"][0]
+            assert f"between #{gap['before']} and #{gap['after']}" in tl.inner_text()
+            assert tl.locator("svg rect.ev").count() >= 1
+        # the filter script works: typing a layer keeps only its rows
+        page.fill("input.filter", "macro_interval")
+        visible = page.locator("#candidates-table tbody tr:visible").count()
+        assert visible == len(macro)
+        assert page.inner_text("#candidates-table-count") == str(len(macro))
+        page.fill("input.filter", "")
+        assert "Entity-link review queue" in text
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(shot), full_page=True)
+    log.assert_clean(path.as_uri())
     assert shot.stat().st_size > 20_000
 
 
@@ -149,8 +116,6 @@ def _visible(page, table_id: str) -> int:
 def test_report_sanitization_section_and_column_filter(built):
     """The Sanitization section lists the sanitization log of the selected tracks (not the
     language-safety rows), and the candidates filter matches within the chosen column only."""
-    from playwright.sync_api import sync_playwright
-
     home, summary, flags = built
     with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
         log = [[lang, action, reasons, str(n)] for lang, action, reasons, n in con.execute(
@@ -160,50 +125,41 @@ def test_report_sanitization_section_and_column_filter(built):
     film = max({f["imdb_id"] for f in flags}, key=lambda i: sum(f["imdb_id"] == i for f in flags))
     layer = sorted({f["layer"] for f in flags})[0]
     path = Path(summary["report"]["path"])
-    with sync_playwright() as p:
-        browser = _launch(p)
-        try:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(path.as_uri(), wait_until="load")
+    with open_page(path) as (page, plog):
+        heads = page.eval_on_selector_all("#sanitization-table thead th", "hs => hs.map(h => h.textContent)")
+        assert heads == ["language", "action", "reasons", "entries"]
+        assert _table_rows(page, "sanitization-table") == log
+        assert page.locator("#sanitization #safety-table").count() == 0
 
-            heads = page.eval_on_selector_all("#sanitization-table thead th", "hs => hs.map(h => h.textContent)")
-            assert heads == ["language", "action", "reasons", "entries"]
-            assert _table_rows(page, "sanitization-table") == log
-            assert page.locator("#sanitization #safety-table").count() == 0
-
-            total = len(flags)
-            column = page.locator("#candidates-table-column")
-            box = page.locator('input.filter[data-table="candidates-table"]')
-            assert column.input_value() == "5"  # the layer column by default
-            # an IMDb id is in the film column only: filtering the layer column for it keeps nothing
-            box.fill(film)
-            assert _visible(page, "candidates-table") == 0
-            assert page.inner_text("#candidates-table-count") == "0"
-            column.select_option(label="film")
-            n_film = sum(film in f["imdb_id"] for f in flags)
-            assert _visible(page, "candidates-table") == n_film < total
-            rows = _table_rows(page, "candidates-table")
-            shown = [r for r, vis in zip(rows, page.eval_on_selector_all(
-                "#candidates-table tbody tr", "rs => rs.map(r => r.style.display !== 'none')")) if vis]
-            assert all(film in r[0] for r in shown) and all(film not in r[5] for r in shown)
-            # back on the layer column, a layer name keeps that layer's rows
-            column.select_option(label="layer")
-            box.fill(layer)
-            assert _visible(page, "candidates-table") == sum(layer in f["layer"] for f in flags)
-            box.fill("")
-            assert _visible(page, "candidates-table") == total
-            assert page.inner_text("#candidates-table-count") == str(total)
-            # the language-safety table filters its film column the same way
-            safety_box = page.locator('input.filter[data-table="safety-table"]')
-            safety = _table_rows(page, "safety-table")
-            if safety:
-                safety_box.fill(safety[0][0])
-                assert _visible(page, "safety-table") == sum(safety[0][0] in r[0] for r in safety)
-        finally:
-            browser.close()
-    assert not errors, errors
+        total = len(flags)
+        column = page.locator("#candidates-table-column")
+        box = page.locator('input.filter[data-table="candidates-table"]')
+        assert column.input_value() == "5"  # the layer column by default
+        # an IMDb id is in the film column only: filtering the layer column for it keeps nothing
+        box.fill(film)
+        assert _visible(page, "candidates-table") == 0
+        assert page.inner_text("#candidates-table-count") == "0"
+        column.select_option(label="film")
+        n_film = sum(film in f["imdb_id"] for f in flags)
+        assert _visible(page, "candidates-table") == n_film < total
+        rows = _table_rows(page, "candidates-table")
+        shown = [r for r, vis in zip(rows, page.eval_on_selector_all(
+            "#candidates-table tbody tr", "rs => rs.map(r => r.style.display !== 'none')")) if vis]
+        assert all(film in r[0] for r in shown) and all(film not in r[5] for r in shown)
+        # back on the layer column, a layer name keeps that layer's rows
+        column.select_option(label="layer")
+        box.fill(layer)
+        assert _visible(page, "candidates-table") == sum(layer in f["layer"] for f in flags)
+        box.fill("")
+        assert _visible(page, "candidates-table") == total
+        assert page.inner_text("#candidates-table-count") == str(total)
+        # the language-safety table filters its film column the same way
+        safety_box = page.locator('input.filter[data-table="safety-table"]')
+        safety = _table_rows(page, "safety-table")
+        if safety:
+            safety_box.fill(safety[0][0])
+            assert _visible(page, "safety-table") == sum(safety[0][0] in r[0] for r in safety)
+    assert not plog.errors, plog.errors
 
 
 @pytest.mark.slow

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -17,6 +16,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from _cli_runner import cli_env, copy_home, sample20_build
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "cinesub.cli"]
@@ -25,10 +25,7 @@ pytestmark = pytest.mark.slow
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
-    env.pop("PREFECT_API_URL", None)
-    env.update(extra)
-    return env
+    return cli_env(home, **extra)
 
 
 def _cli(home: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -84,8 +81,8 @@ def _pick_targets(home: Path, manifest: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def reviewed(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    first = _build(home)
+    shared_home, first = sample20_build()  # the first build, shared: decisions go to a copy
+    home = copy_home(shared_home, tmp_path_factory.mktemp("review") / "home")
     manifest = json.loads(next((home / "sample-world").glob("*/manifest.json")).read_text())
     t = _pick_targets(home, manifest)
     t0 = datetime.now(timezone.utc)

@@ -4,21 +4,16 @@ report, and end to end the build's ``safety_discrepancies`` / ``safety_matches``
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from _cli_runner import sample20_build
 
 from cinesub.settings import Settings
 from extractors.sources.kim import parse_kim_language_counts
 from validators.safety import CATEGORIES, safety_to_json, scan
 from validators.safety_reference import KIM_TO_CATEGORY, discrepancies, kim_category_counts
-
-REPO = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "cinesub.cli"]
 
 
 def _cat(count: int, indices: list[int] | None = None) -> dict:
@@ -122,16 +117,11 @@ def test_threshold_setting_default():
 # end to end: the build's state tables
 # --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    home = tmp_path_factory.mktemp("home")
-    env = dict(os.environ, CINESUB_HOME=str(home), PREFECT_HOME=str(home / "prefect"))
-    env.pop("PREFECT_API_URL", None)
-    proc = subprocess.run(CLI + ["build", "--sample", "--films", "20", "--json"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+def built():
+    home, summary = sample20_build()  # shared with other modules: read only
     manifest = json.loads(next((home / "sample-world").glob("*/manifest.json")).read_text())
     con = duckdb.connect(str(home / "state.duckdb"), read_only=True)
-    yield home, json.loads(proc.stdout), manifest, con
+    yield home, summary, manifest, con
     con.close()
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from extractors.cce.source_works import REASONS, SourceWorksError, parse_source_works, read_source_works
-from flows.stages.pd_cce import load_source_works
+from flows.stages.hollywood.cce import load_source_works
 from validators.copyright_status import SourceWork
 
 HEADER = "film_reg_id\tfilm_reg_date\tsource_title\trenewed\trenewal_id\n"
@@ -81,7 +81,7 @@ def test_classify_cli_reports_the_reason_code(tmp_path):
 def test_stored_rows_carry_the_number_classify_reads():
     """An OCR-damaged class letter (1P) is stored normalised, so the collection audit joins the
     source work to the film exactly as classify() matched it; the number as given stays beside it."""
-    from flows.stages.pd_cce import source_work_rows
+    from flows.stages.hollywood.cce import source_work_rows
 
     (row,) = source_work_rows([SourceWork("1P4630", "1934-02-16", "Winter Orchard (novel)", True, "R231245")])
     assert row["film_reg_id"] == "LP4630" and row["film_reg_id_raw"] == "1P4630"

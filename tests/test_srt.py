@@ -478,7 +478,7 @@ def test_parse_to_arrow_agrees_with_srt_library_on_a_large_file(realdata_dir):
 def test_inspect_contract_ok_flagged_rejected():
     import io
 
-    from extractors.inspect_core import CONTRACT_KEYS, inspect_bytes, inspect_track, write_entries_jsonl
+    from validators.inspect_report import CONTRACT_KEYS, inspect_bytes, inspect_track, write_entries_jsonl
 
     text = f"1\r\n{H1}\r\nمرحباً، كيف حالك اليوم يا صديقي؟\r\n\r\n2\r\n00:00:03.000 --> 00:00:04.000\r\nلا أعرف\r\n"
     r = inspect_bytes(text.encode("cp1256"), "ar")

@@ -9,7 +9,8 @@ import pytest
 
 from cinesub.rawstore import RawStore
 from cinesub.settings import load_settings
-from cinesub.stage import Stage, StageContext, execute
+from flows.kernel_context import RunContext, Stage
+from flows.kernel_exec import execute
 from cinesub.state import connect
 
 
@@ -52,16 +53,16 @@ class _Counting(Stage):
 
 def test_stage_is_reused_until_its_inputs_change(tmp_path):
     settings = load_settings(home=tmp_path)
-    ctx = StageContext(settings=settings, run_id="r1")
+    ctx = RunContext(settings=settings, run_id="r1")
     _Counting.runs = 0
     assert execute(_Counting(), ctx)["reused"] is False
-    again = execute(_Counting(), StageContext(settings=settings, run_id="r2"))
+    again = execute(_Counting(), RunContext(settings=settings, run_id="r2"))
     assert again["reused"] is True and _Counting.runs == 1
     with connect(settings.state_db) as con:
         con.execute("INSERT INTO films (kim_id, imdb_id_status, link_status) VALUES ('k1', 'ok', 'agree')")
-    third = execute(_Counting(), StageContext(settings=settings, run_id="r3"))
+    third = execute(_Counting(), RunContext(settings=settings, run_id="r3"))
     assert third["reused"] is False and third["n"] == 1 and _Counting.runs == 2
-    assert execute(_Counting(), StageContext(settings=settings, run_id="r4"), force=True)["reused"] is False
+    assert execute(_Counting(), RunContext(settings=settings, run_id="r4"), force=True)["reused"] is False
     with connect(settings.state_db) as con:
         rows = con.execute("SELECT run_id, status FROM stage_runs ORDER BY started_at").fetchall()
     assert [r[1] for r in rows] == ["completed", "reused", "completed", "completed"]

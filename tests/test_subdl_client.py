@@ -14,8 +14,8 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from cinesub.records import Candidate
+from extractors.http_client import RetryPolicy
 from extractors.providers.errors import ProviderError
-from extractors.providers.ratelimit import RetryPolicy
 from extractors.providers.subdl import SubDLProvider
 from fixtures import FaultConfig, SubDLFixture
 

@@ -12,4 +12,10 @@ Modules (all pure functions over polars frames of entries; no I/O except
 - :mod:`validators.duration_audit` -- the duration-coverage audit against the English track.
 - :mod:`validators.sanitize` -- removal of distribution artifacts and e-mail redaction, with an
   audit log and a residual scan.
+- :mod:`validators.candidate` -- the one processing path of a subtitle candidate (decode, strict
+  parse, the layers above, sanitization), run by the ``process`` stage and ``cinesub inspect``.
+- :mod:`validators.inspect_report` -- the JSON report of ``cinesub inspect`` over that path.
+- :mod:`validators.coverage_optimizer` -- the exact complete-coverage optimum per K (SPEC A7).
+- :mod:`validators.boxoffice_ranking` -- Variety tuples → weekly totals → yearly top 100 (SPEC B1).
+- :mod:`validators.extraction_metrics` -- box-office extraction accuracy against gold pages.
 """

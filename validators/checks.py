@@ -28,21 +28,11 @@ from typing import Any
 
 import polars as pl
 
-from cinesub.records import Flag
+from cinesub.records import CHECK_LAYERS, Flag
 from cinesub.settings import Thresholds
 
 from validators import language as _language
 
-#: the layers :func:`run_checks` can raise, in report order
-CHECK_LAYERS: tuple[str, ...] = (
-    "index_duplicate",
-    "chronology",
-    "block_lifespan",
-    "delayed_onset",
-    "runtime_coverage",
-    "macro_interval",
-    "language_mismatch",
-)
 #: unit of ``Flag.value`` and ``Flag.threshold`` per layer
 UNITS: dict[str, str] = {
     "index_duplicate": "count",
@@ -130,30 +120,29 @@ def check_index_duplicate(frame: pl.DataFrame) -> Flag | None:
     )
 
 
+def _blocks_flag(layer: str, bad: pl.DataFrame, detail: str, value: float, threshold: float,
+                 **extra: Any) -> Flag:
+    """The review flag of the blocks in ``bad`` (columns index, _dur): their count, indices and
+    durations (truncated), then ``extra`` evidence."""
+    indices, truncated = _truncate(bad["index"].to_list())
+    durations, _ = _truncate(bad["_dur"].to_list())
+    return Flag(layer=layer, severity="review", detail=detail, value=value, threshold=threshold,
+                evidence={"count": bad.height, "indices": indices, "durations_ms": durations, **extra,
+                          "truncated": truncated})
+
+
+def _index_of(bad: pl.DataFrame, duration: int) -> int:
+    return int(bad.filter(pl.col("_dur") == duration)["index"][0])
+
+
 def check_chronology(frame: pl.DataFrame) -> Flag | None:
     bad = frame.filter(pl.col("_dur") < 0).select("index", "_dur")
     if bad.height == 0:
         return None
-    indices, truncated = _truncate(bad["index"].to_list())
-    durations, _ = _truncate(bad["_dur"].to_list())
     worst = int(bad["_dur"].min())
-    worst_index = int(bad.filter(pl.col("_dur") == worst)["index"][0])
-    return Flag(
-        layer="chronology",
-        severity="review",
-        detail=(
-            f"{bad.height} block(s) end before they start; worst at index {worst_index} "
-            f"(end - start = {worst} ms)"
-        ),
-        value=float(worst),
-        threshold=0.0,
-        evidence={
-            "count": bad.height,
-            "indices": indices,
-            "durations_ms": durations,
-            "truncated": truncated,
-        },
-    )
+    detail = (f"{bad.height} block(s) end before they start; worst at index {_index_of(bad, worst)} "
+              f"(end - start = {worst} ms)")
+    return _blocks_flag("chronology", bad, detail, float(worst), 0.0)
 
 
 def check_block_lifespan(frame: pl.DataFrame, thresholds: Thresholds) -> Flag | None:
@@ -162,27 +151,10 @@ def check_block_lifespan(frame: pl.DataFrame, thresholds: Thresholds) -> Flag | 
     if bad.height == 0:
         return None
     worst = int(bad["_dur"].max())
-    worst_index = int(bad.filter(pl.col("_dur") == worst)["index"][0])
-    indices, truncated = _truncate(bad["index"].to_list())
-    durations, _ = _truncate(bad["_dur"].to_list())
-    return Flag(
-        layer="block_lifespan",
-        severity="review",
-        detail=(
-            f"{bad.height} block(s) last {thresholds.block_lifespan_min:g} min or longer; "
-            f"longest at index {worst_index} lasts {_fmt_ms(worst)}"
-        ),
-        value=worst / 60_000,
-        threshold=thresholds.block_lifespan_min,
-        evidence={
-            "count": bad.height,
-            "indices": indices,
-            "durations_ms": durations,
-            "timeframes": _truncate(bad["timeframe"].to_list())[0],
-            "threshold_ms": limit,
-            "truncated": truncated,
-        },
-    )
+    detail = (f"{bad.height} block(s) last {thresholds.block_lifespan_min:g} min or longer; "
+              f"longest at index {_index_of(bad, worst)} lasts {_fmt_ms(worst)}")
+    return _blocks_flag("block_lifespan", bad, detail, worst / 60_000, thresholds.block_lifespan_min,
+                        timeframes=_truncate(bad["timeframe"].to_list())[0], threshold_ms=limit)
 
 
 def check_delayed_onset(frame: pl.DataFrame, thresholds: Thresholds) -> Flag | None:

@@ -198,15 +198,9 @@ def language_share(entries: pl.DataFrame, language: str, seed: int = 0) -> dict[
         total += n
         if lang != language and len(mismatches) < MAX_SAMPLE_INDICES:
             mismatches.append(int(first_index))
-    if total == 0:
-        return {
-            "share": 0.0,
-            "detected": None,
-            "n_chunks": 0,
-            "by_language": {},
-            "n_entries": 0,
-            "mismatch_indices": [],
-        }
+    if total == 0:  # no letters anywhere: nothing to vote on
+        return {"share": 0.0, "detected": None, "n_chunks": 0, "by_language": {}, "n_entries": 0,
+                "mismatch_indices": []}
     by_language = {
         lang: votes[lang] / total for lang in sorted(votes, key=lambda k: (-votes[k], k))
     }

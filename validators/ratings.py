@@ -129,6 +129,13 @@ def _key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def _refusals(rule: dict[str, Any]) -> list[tuple[str, Any, tuple[str, str]]]:
+    """(key, raw, (reason, rule id)) per raw label of one ``unmapped`` rule; its reason must be known."""
+    if rule["reason"] not in REASONS:
+        raise ValueError(f"rule {rule['id']}: unknown reason {rule['reason']!r}")
+    return [(_key(str(raw)), raw, (rule["reason"], rule["id"])) for raw in rule["raw"]]
+
+
 @lru_cache(maxsize=1)
 def load_rules(path: str | None = None) -> _Rules:
     data = yaml.safe_load(Path(path or RULES_PATH).read_text(encoding="utf-8"))
@@ -164,21 +171,15 @@ def load_rules(path: str | None = None) -> _Rules:
         mapped[country] = table
         ref: dict[str, tuple[str, str]] = {}
         for rule in spec.get("unmapped") or []:
-            if rule["reason"] not in REASONS:
-                raise ValueError(f"rule {rule['id']}: unknown reason {rule['reason']!r}")
-            for raw in rule["raw"]:
-                k = _key(str(raw))
+            for k, raw, why in _refusals(rule):
                 if k in table or k in ref:
                     raise ValueError(f"rule {rule['id']}: {raw!r} listed twice for {country}")
-                ref[k] = (rule["reason"], rule["id"])
+                ref[k] = why
             all_rules.append({**rule, "country": country})
         refused[country] = ref
     any_refused: dict[str, tuple[str, str]] = {}
     for rule in data.get("any_country_unmapped") or []:
-        if rule["reason"] not in REASONS:
-            raise ValueError(f"rule {rule['id']}: unknown reason {rule['reason']!r}")
-        for raw in rule["raw"]:
-            any_refused[_key(str(raw))] = (rule["reason"], rule["id"])
+        any_refused.update((k, why) for k, _, why in _refusals(rule))
         all_rules.append({**rule, "country": "*"})
     notes = []
     for note in data.get("notes") or []:

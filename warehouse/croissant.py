@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -33,45 +34,10 @@ CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
 #: accepts (ignores) this one.
 RAI_CONFORMS_TO = "http://mlcommons.org/croissant/RAI/1.0"
 
-#: The standard Croissant 1.0 JSON-LD context (as in the spec's examples), with ``rai`` and ``dct``.
-CROISSANT_CONTEXT: dict[str, Any] = {
-    "@language": "en",
-    "@vocab": "https://schema.org/",
-    "citeAs": "cr:citeAs",
-    "column": "cr:column",
-    "conformsTo": "dct:conformsTo",
-    "cr": "http://mlcommons.org/croissant/",
-    "rai": "http://mlcommons.org/croissant/RAI/",
-    "data": {"@id": "cr:data", "@type": "@json"},
-    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-    "dct": "http://purl.org/dc/terms/",
-    "equivalentProperty": "cr:equivalentProperty",
-    "examples": {"@id": "cr:examples", "@type": "@json"},
-    "extract": "cr:extract",
-    "field": "cr:field",
-    "fileProperty": "cr:fileProperty",
-    "fileObject": "cr:fileObject",
-    "fileSet": "cr:fileSet",
-    "format": "cr:format",
-    "includes": "cr:includes",
-    "isLiveDataset": "cr:isLiveDataset",
-    "jsonPath": "cr:jsonPath",
-    "key": "cr:key",
-    "md5": "cr:md5",
-    "parentField": "cr:parentField",
-    "path": "cr:path",
-    "recordSet": "cr:recordSet",
-    "references": "cr:references",
-    "regex": "cr:regex",
-    "repeated": "cr:repeated",
-    "replace": "cr:replace",
-    "samplingRate": "cr:samplingRate",
-    "sc": "https://schema.org/",
-    "separator": "cr:separator",
-    "source": "cr:source",
-    "subField": "cr:subField",
-    "transform": "cr:transform",
-}
+#: The standard Croissant 1.0 JSON-LD context (as in the spec's examples), with ``rai`` and ``dct``
+#: (package data: warehouse/croissant_context.json, key order kept).
+CROISSANT_CONTEXT: dict[str, Any] = json.loads(
+    resources.files("warehouse").joinpath("croissant_context.json").read_text(encoding="utf-8"))
 
 ENCODING_FORMATS: dict[str, str] = {
     ".parquet": "application/x-parquet",
@@ -120,6 +86,9 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
                        "synopsis and storyline, key message, genres, topics, age suitability, full cast, "
                        "countries of origin and original languages — the values of films.jsonl; a task "
                        "field the completeness rule withheld is null for every film.",
+    "stages": "Per-stage statistics of the build that made this release (stats/stages.parquet): flow, stage, "
+              "status, items in and out, items dropped by reason and seconds. Not data: it never decides "
+              "whether a release is new.",
 }
 
 COLUMN_DESCRIPTIONS: dict[str, str] = {

@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from cinesub import tmpfiles
 from warehouse.croissant import RAI_PROPERTIES, build_croissant, dumps_croissant
 from warehouse.hf_card import render_card
-from warehouse.release import file_sha256
+from warehouse.publish import file_sha256
 
 Format = Literal["json", "parquet", "hf"]
 FORMATS: tuple[str, ...] = ("json", "parquet", "hf")

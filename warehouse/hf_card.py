@@ -172,6 +172,10 @@ def render_card(
     if "films.jsonl" in files:
         w("`films.jsonl` holds one film entity per line (SPEC A11 field names), with every "
           "subtitle track inline.\n\n")
+    if "stats/stages.parquet" in files:
+        w("`stats/stages.parquet` holds per-stage statistics of the build that made this release "
+          "(flow, stage, status, items in and out, items dropped by reason, seconds). It describes the "
+          "build, not the data, and never decides whether a release is new.\n\n")
     if "task_references" in tables:
         w("`task_references` holds the benchmark targets of every film with the values of "
           "`films.jsonl` (`plot`, `synopsis`, `storyline`, `key_message` = `keyMessage`, `genres`, "

@@ -21,24 +21,20 @@ escaped, and the SVG id rewriting touches tags only, never the text of a label.
 
 from __future__ import annotations
 
-import html
-import io
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.colors as mcolors
+import pyarrow as pa
+from matplotlib import rc_context
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-
-import matplotlib.colors as mcolors  # noqa: E402
-from matplotlib import rc_context  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-import pyarrow as pa  # noqa: E402
-
-from cinesub.settings import LANGUAGE_NAMES  # noqa: E402
+from cinesub.settings import LANGUAGE_NAMES
+from warehouse.plots import MAX_PLOT_LABEL, plot_text, rc, svg_figure  # noqa: F401  (MAX_PLOT_LABEL: the page's contract)
+from warehouse.plots import axes
+from warehouse.render import markup, render
 
 PAGE_NAME = "statistics.html"
 LANG_COLORS = {"en": "#4e79a7", "ar": "#f28e2b", "id": "#59a14f", "fa": "#e15759", "ro": "#b07aa1", "vi": "#76b7b2"}
@@ -52,40 +48,6 @@ FIELD_LABELS = {"plot": "Plot", "synopsis": "Synopsis", "storyline": "Storyline"
 #: Genres drawn in the genre plot (all are in the table).
 MAX_GENRES_PLOTTED = 20
 
-#: Human labels of the one-row core table (Table 8), in display order.
-CORE_LABELS: dict[str, str] = {
-    "films": "Films",
-    "tracks": "Subtitle tracks",
-    "entries": "Subtitle entries",
-    "year_min": "Release year, min",
-    "year_max": "Release year, max",
-    "runtime_mean": "Runtime, mean (min)",
-    "runtime_median": "Runtime, median (min)",
-    "runtime_p95": "Runtime, 95th pct. (min)",
-    "runtime_max": "Runtime, max (min)",
-    "imdb_rating_mean": "IMDb rating, mean",
-    "imdb_rating_median": "IMDb rating, median",
-    "imdb_rating_min": "IMDb rating, min",
-    "imdb_rating_max": "IMDb rating, max",
-    "genre_labels": "Distinct genre labels",
-    "genres_per_film_mean": "Genres per film, mean",
-    "genres_per_film_median": "Genres per film, median",
-}
-#: Column headers (the column name stays in ``data-col``).
-COLUMN_LABELS: dict[str, str] = {
-    "language": "Language", "tracks": "Tracks", "mean_tokens": "Mean tok.", "median_tokens": "Median tok.",
-    "p95_tokens": "95th pct. tok.", "max_tokens": "Max tok.", "median_entries": "Median entries",
-    "median_entry_ratio": "Median entry ratio", "median_token_ratio": "Median token ratio",
-    "field": "Reference field", "films": "Films", "mean_words": "Mean words", "median_words": "Median words",
-    "p95_words": "95th pct. words", "max_words": "Max words", "category": "Category",
-    "films_with_evidence": "Films with evidence", "occurrence_count": "Occurrences",
-    "evidence_line_count": "Evidence lines", "flagged_tracks": "Flagged", "mean_span_runtime": "Span/run. mean",
-    "median_span_runtime": "Span/run. median", "p05_span_runtime": "Span/run. p05", "low_span": "Low span",
-    "low_token": "Low tok.", "low_entry": "Low entry", "genre": "Genre", "label": "Label",
-    "minimum_age": "Minimum age", "country": "Country", "year": "Year", "runtime_min": "Runtime (min)",
-    "imdb_id": "IMDb id", "track_id": "Track id", "entries": "Entries", "input_tokens": "Input tokens",
-    "name": "Name", "value": "Value",
-}
 #: Integer columns printed without thousands separators.
 PLAIN_INT_COLUMNS = frozenset({"year", "year_min", "year_max", "minimum_age"})
 #: Section order, heading and caption of each statistics table (name → (heading, caption)).
@@ -114,35 +76,6 @@ SECTIONS: dict[str, tuple[str, str]] = {
 #: Tables long enough to sit in a collapsed <details> element.
 COLLAPSED = {"input_tokens", "ratings", "runtimes"}
 
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2430;
-background:#fafbfc;line-height:1.45}
-header{background:#22303f;color:#fff;padding:18px 28px}header h1{margin:0 0 4px;font-size:1.5em}
-header p{margin:0;color:#cdd6e0}
-nav{padding:8px 28px;background:#e8edf2;font-size:.92em}nav a{margin-right:14px;color:#22303f}
-main{padding:8px 28px 40px;max-width:1320px}
-section{background:#fff;border:1px solid #dde3ea;border-radius:6px;padding:10px 18px 16px;margin:18px 0}
-h2{font-size:1.2em;margin:8px 0}
-table{border-collapse:collapse;margin:8px 0;font-size:.9em}
-caption{caption-side:top;text-align:left;color:#4a5563;padding-bottom:4px;font-size:.95em}
-th,td{border:1px solid #dde3ea;padding:3px 9px;white-space:nowrap}
-thead th{white-space:normal;vertical-align:bottom}#definitions-table td{white-space:normal}.tbl{max-width:100%;overflow-x:auto}th{background:#f1f4f7;text-align:left}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
-figure{margin:12px 0}figure svg{max-width:100%;height:auto;display:block}
-figcaption{color:#4a5563;font-size:.92em;max-width:900px}
-details summary{cursor:pointer;color:#22303f;margin:6px 0}
-.grid{display:flex;flex-wrap:wrap;gap:8px 28px;align-items:flex-start}
-"""
-
-
-_HTML_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def e(value: Any) -> str:
-    """HTML-escaped text of a value (None → empty); control characters shown as U+FFFD."""
-    return "" if value is None else html.escape(_HTML_CONTROL_RE.sub("\ufffd", str(value)), quote=True)
-
-
 def fmt(value: Any, col: str = "") -> str:
     """A cell value: thousands separators (not for years and ages); floats with at most 4
     decimals, trailing zeros cut."""
@@ -162,104 +95,33 @@ def lang_label(code: str) -> str:
     return f"{LANGUAGE_NAMES.get(code, code)} ({code})"
 
 
-#: longest label drawn in a plot (characters); the tables carry the full text
-MAX_PLOT_LABEL = 48
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff]")
-
-
-def plot_text(value: Any) -> str:
-    """A value from the data as a plot label: plain text (drawn with math parsing off), one line,
-    no control characters, at most :data:`MAX_PLOT_LABEL` characters."""
-    text = "(none)" if value is None else str(value)
-    text = _CONTROL_RE.sub("\ufffd", text.replace("\r\n", " ").replace("\n", " ").replace("\t", " "))
-    text = "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF) or "(empty)"
-    return text if len(text) <= MAX_PLOT_LABEL else text[: MAX_PLOT_LABEL - 1] + "…"
-
-
-def _cell(col: str, value: Any) -> str:
+def _cell(col: str, value: Any) -> tuple[str, bool]:
+    """(text, numeric) of one table cell."""
     if col == "language" and isinstance(value, str):
         value = lang_label(value)
     elif col == "category" and isinstance(value, str):
         value = CATEGORY_LABELS.get(value, value)
     elif col == "field" and isinstance(value, str):
         value = FIELD_LABELS.get(value, value)
-    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return f'<td class="n">{e(fmt(value, col))}</td>' if numeric else f"<td>{e(fmt(value, col))}</td>"
+    return fmt(value, col), isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def html_table(name: str, table: pa.Table, caption: str) -> str:
-    """A statistics table as HTML (the one-row core table transposed to statistic/value)."""
-    out = [f'<table id="{e(name)}-table" data-table="{e(name)}"><caption>{e(caption)}</caption>']
+def table_view(name: str, table: pa.Table, caption: str) -> dict[str, Any]:
+    """A statistics table as the template shows it (the one-row core table transposed to
+    statistic/value: rows [(column, cell)]): {name, caption, core, columns, rows [[(text, numeric)]]}.
+    The human labels of columns and core statistics are the template's."""
     rows = table.to_pylist()
     if name == "core":
-        out.append("<thead><tr><th>Statistic</th><th>Value</th></tr></thead><tbody>")
         row = rows[0] if rows else {}
-        for col in table.column_names:
-            out.append(f"<tr><th scope=\"row\">{e(CORE_LABELS.get(col, col))}</th>{_cell(col, row.get(col))}</tr>")
-    else:
-        out.append("<thead><tr>" + "".join(f'<th scope="col" data-col="{e(c)}">{e(COLUMN_LABELS.get(c, c))}</th>'
-                                           for c in table.column_names)
-                   + "</tr></thead><tbody>")
-        for row in rows:
-            out.append("<tr>" + "".join(_cell(c, row[c]) for c in table.column_names) + "</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
+        return {"name": name, "caption": caption, "core": True, "columns": [],
+                "rows": [(c, _cell(c, row.get(c))) for c in table.column_names]}
+    return {"name": name, "caption": caption, "core": False, "columns": list(table.column_names),
+            "rows": [[_cell(c, r[c]) for c in table.column_names] for r in rows]}
 
 
 # --------------------------------------------------------------------------------------------
 # figures
 # --------------------------------------------------------------------------------------------
-def _rc(key: str) -> dict[str, Any]:
-    """matplotlib settings of one figure: fixed style, text kept as text, ids salted per figure."""
-    return {"font.size": 9, "font.family": "DejaVu Sans", "svg.hashsalt": f"cinesub-stats-{key}",
-            "svg.fonttype": "none", "axes.titlesize": 10,
-            # text from the data is text: no mathtext ($...$), no LaTeX
-            "text.parse_math": False, "text.usetex": False}
-
-
-_ID_RE = re.compile(r'\bid="([^"]+)"')
-_URL_RE = re.compile(r"url\(#([^)]+)\)")
-_HREF_RE = re.compile(r'href="#([^"]+)"')
-_TAG_RE = re.compile(r"<[^>]*>")  # label text is escaped (&lt; &gt;), so this never enters one
-
-
-def _prefix_ids(tag: str, key: str) -> str:
-    tag = _ID_RE.sub(lambda m: f'id="{key}-{m.group(1)}"', tag)
-    tag = _URL_RE.sub(lambda m: f"url(#{key}-{m.group(1)})", tag)
-    return _HREF_RE.sub(lambda m: f'href="#{key}-{m.group(1)}"', tag)
-
-
-def svg_figure(fig: Figure, key: str, alt: str) -> str:
-    """The figure as an inline ``<svg>`` element: no XML prolog or metadata, ids prefixed with
-    ``key``, a ``<title>`` and an ``aria-label`` carrying ``alt``."""
-    buf = io.StringIO()
-    with rc_context(_rc(key)):
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    svg = buf.getvalue()
-    svg = svg[svg.index("<svg"):]
-    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
-    svg = _TAG_RE.sub(lambda m: _prefix_ids(m.group(0), key), svg)  # tags only: never a label's text
-    svg = svg.replace("<svg ", f'<svg class="plot" role="img" aria-label="{e(alt)}" ', 1)
-    head_end = svg.index(">") + 1
-    return svg[:head_end] + f"\n <title>{e(alt)}</title>" + svg[head_end:].rstrip() + "\n"
-
-
-def _figure(width: float, height: float) -> Figure:
-    return Figure(figsize=(width, height), dpi=100)
-
-
-def _style(ax: Any) -> None:
-    ax.spines["top"].set_visible(False)
-    ax.spines["right"].set_visible(False)
-    ax.tick_params(labelsize=8)
-
-
-def _empty(ax: Any, what: str) -> None:
-    ax.text(0.5, 0.5, f"no {what}", ha="center", va="center", transform=ax.transAxes, color="#777")
-    ax.set_xticks([])
-    ax.set_yticks([])
-
-
 def encoding_name(stats: Mapping[str, pa.Table]) -> str:
     """The tokenizer encoding named in the ``definitions`` table (the default when absent)."""
     if "definitions" in stats:
@@ -275,12 +137,8 @@ def fig_input_tokens(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     langs = [r["language"] for r in size]
     data = [[t["input_tokens"] / 1000 for t in per_track if t["language"] == lang and t["input_tokens"] is not None]
             for lang in langs]
-    fig = _figure(6.4, 3.2)
-    ax = fig.add_subplot()
-    _style(ax)
-    if not any(data):
-        _empty(ax, "tracks")
-    else:
+    fig, ax = axes(6.4, 3.2, empty=None if any(data) else "tracks")
+    if any(data):
         pos = list(range(1, len(langs) + 1))
         drawn = [(p, d, lang) for p, d, lang in zip(pos, data, langs) if d]
         bp = ax.boxplot([d for _, d, _ in drawn], positions=[p for p, _, _ in drawn], orientation="horizontal", widths=0.55,
@@ -305,12 +163,8 @@ def fig_input_tokens(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
 def fig_age_suitability(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     rows = sorted(stats["age_suitability"].to_pylist(),
                   key=lambda r: (r["minimum_age"] is None, r["minimum_age"] or 0, str(r["label"])))
-    fig = _figure(5.2, 3.0)
-    ax = fig.add_subplot()
-    _style(ax)
-    if not rows:
-        _empty(ax, "age-suitability labels")
-    else:
+    fig, ax = axes(5.2, 3.0, empty=None if rows else "age-suitability labels")
+    if rows:
         pos = list(range(len(rows)))
         ax.bar(pos, [r["films"] for r in rows], color="#4e79a7")
         ax.set_xticks(pos, [plot_text(r["label"]) for r in rows])
@@ -326,11 +180,8 @@ def fig_ratings(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     rows = stats["ratings"].to_pylist()
     countries = sorted({r["country"] for r in rows}, key=lambda c: (c is None, str(c)))
     ages = sorted({r["minimum_age"] for r in rows if r["minimum_age"] is not None})
-    fig = _figure(7.0, 3.6)
-    ax = fig.add_subplot()
-    _style(ax)
+    fig, ax = axes(7.0, 3.6, empty=None if rows else "ratings")
     if not rows:
-        _empty(ax, "ratings")
         return fig, "No national ratings."
     totals = {c: sum(r["films"] for r in rows if r["country"] == c) for c in countries}
     cmap = matplotlib.colormaps["viridis_r"]
@@ -357,12 +208,8 @@ def fig_ratings(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
 def fig_genres(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     rows = stats["genres"].to_pylist()[:MAX_GENRES_PLOTTED]
     films = stats["core"].to_pylist()[0]["films"] if stats["core"].num_rows else 0
-    fig = _figure(5.6, max(2.4, 0.22 * len(rows) + 0.8))
-    ax = fig.add_subplot()
-    _style(ax)
-    if not rows:
-        _empty(ax, "genres")
-    else:
+    fig, ax = axes(5.6, max(2.4, 0.22 * len(rows) + 0.8), empty=None if rows else "genres")
+    if rows:
         pos = list(range(len(rows)))
         ax.barh(pos, [r["films"] for r in rows], color="#59a14f")
         ax.set_yticks(pos, [plot_text(r["genre"]) for r in rows])
@@ -376,12 +223,8 @@ def fig_genres(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
 def fig_language_content(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     rows = stats["language_content"].to_pylist()
     labels = [CATEGORY_LABELS.get(r["category"], r["category"]) for r in rows]
-    fig = _figure(6.0, 2.8)
-    ax = fig.add_subplot()
-    _style(ax)
-    if not rows:
-        _empty(ax, "categories")
-    else:
+    fig, ax = axes(6.0, 2.8, empty=None if rows else "categories")
+    if rows:
         y = list(range(len(rows)))
         ax.barh([v - 0.2 for v in y], [r["occurrence_count"] for r in rows], height=0.38, color="#e15759",
                 label="occurrences")
@@ -399,12 +242,9 @@ def fig_language_content(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
 
 def _histogram(rows: list[dict[str, Any]], key: str, width: int, color: str, xlabel: str,
                median: float | None) -> Figure:
-    fig = _figure(5.2, 2.8)
-    ax = fig.add_subplot()
-    _style(ax)
     values = [r[key] for r in rows]
+    fig, ax = axes(5.2, 2.8, empty=None if values else "films")
     if not values:
-        _empty(ax, "films")
         return fig
     lo = (min(values) // width) * width
     hi = (max(values) // width + 1) * width
@@ -452,48 +292,33 @@ FIGURES: dict[str, tuple[Any, str, str]] = {
 }
 
 
-def render_figures(stats: Mapping[str, pa.Table]) -> dict[str, str]:
-    """Section name → the ``<figure>`` elements drawn for it."""
-    out: dict[str, str] = {}
+def render_figures(stats: Mapping[str, pa.Table]) -> dict[str, list[dict[str, Any]]]:
+    """Section name → the figures drawn for it: {key, svg (inline markup), caption}."""
+    out: dict[str, list[dict[str, Any]]] = {}
     for key, (draw, section, caption) in FIGURES.items():
         if section not in stats:
             continue
-        with rc_context(_rc(key)):
+        with rc_context(rc(key)):
             fig, alt = draw(stats)
             svg = svg_figure(fig, key, alt)
-        out[section] = out.get(section, "") + (
-            f'<figure id="{key}">{svg}<figcaption>{e(caption)}</figcaption></figure>')
+        out.setdefault(section, []).append({"key": key, "svg": markup(svg), "caption": caption})
     return out
 
 
 def render_html(stats: Mapping[str, pa.Table], *, title: str, version: str) -> str:
-    """The page's HTML text (deterministic for the same statistics)."""
+    """The page's HTML text (deterministic for the same statistics; warehouse/templates/statistics.html.j2)."""
     figures = render_figures(stats)
     names = [n for n in SECTIONS if n in stats] + sorted(n for n in stats if n not in SECTIONS)
     tok = ""
     if "definitions" in stats:
-        defs = {r["name"]: r["value"] for r in stats["definitions"].to_pylist()}
-        tok = defs.get("tokenizer", "")
-    parts = [
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-        "img-src data:\">",
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        "<link rel=\"icon\" href=\"data:,\">",
-        f"<title>{e(title)} — statistics {e(version)}</title><style>{CSS}</style></head><body>",
-        f"<header><h1>{e(title)} — release statistics</h1><p>Release {e(version)}"
-        + (f" · token counts: {e(tok)}" if tok else "") + "</p></header>",
-        "<nav>" + "".join(f'<a href="#{e(n)}">{e(SECTIONS.get(n, (n, ""))[0])}</a>' for n in names) + "</nav><main>",
-    ]
+        tok = {r["name"]: r["value"] for r in stats["definitions"].to_pylist()}.get("tokenizer", "")
+    sections = []
     for name in names:
         heading, caption = SECTIONS.get(name, (name, name))
-        table = html_table(name, stats[name], caption)
-        if name in COLLAPSED:
-            table = f"<details><summary>Show the table ({stats[name].num_rows:,} rows)</summary>{table}</details>"
-        parts.append(f'<section id="{e(name)}"><h2>{e(heading)}</h2><div class="grid">'
-                     f'<div class="tbl">{table}</div>{figures.get(name, "")}</div></section>')
-    parts.append("</main></body></html>\n")
-    return "\n".join(parts)
+        sections.append({"name": name, "heading": heading, "table": table_view(name, stats[name], caption),
+                         "collapsed": name in COLLAPSED, "n_rows": f"{stats[name].num_rows:,}",
+                         "figures": figures.get(name, [])})
+    return render("statistics.html.j2", title=title, version=version, tokenizer=tok, sections=sections)
 
 
 def render_stats_page(stats: Mapping[str, pa.Table], out_path: str | Path, *, title: str, version: str) -> Path:

@@ -13,20 +13,24 @@ from typing import Any
 
 import duckdb
 
+from cinesub.errors import CinesubError
 from cinesub.records import utcnow
 from warehouse.registry import append_withdrawal_log, read_withdrawal_log
 
 
-class WithdrawError(Exception):
+class WithdrawError(CinesubError):
+    """A withdrawal refused; ``code`` (= ``reason``): reason_required, unknown_film, already_withdrawn."""
+
     def __init__(self, code: str, message: str):
-        super().__init__(message)
+        super().__init__(message, code)
         self.code = code
 
 
 def withdraw(state_con: duckdb.DuckDBPyConnection, releases_dir: Path, imdb_id: str, *, reason: str,
              requested_by: str | None, publish_kwargs: dict[str, Any]) -> dict[str, Any]:
     """Withdraw ``imdb_id``; return {imdb_id, release: publish() result, log}."""
-    from warehouse.release import latest_version, publish
+    from warehouse.publish import latest_version
+    from warehouse.release import publish
     from warehouse.registry import seed_from_published
 
     if not reason.strip():

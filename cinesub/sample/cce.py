@@ -61,15 +61,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cinesub.sample.variety import (
-    FILM_BY_KEY,
-    FILMS,
-    _rng,
-    png_bytes,
-    render_page,
-    sha256_hex,
-    write_item,
-)
+from cinesub.sample.scans import png_bytes, render_page, scoped_rng, sha256_hex, write_item
+from cinesub.sample.variety import FILM_BY_KEY, FILMS
 
 GENERATOR_VERSION = "1.2"  # 1.1: the 1960-1969 volume is image-only; 1.2: source works (afi_based_on.tsv)
 DEFAULT_SEED = 1934
@@ -319,7 +312,7 @@ def generate_cce_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dict[st
             shutil.rmtree(out / sub)
     out.mkdir(parents=True, exist_ok=True)
     ia_dir, gold_dir = out / "ia", out / "gold"
-    rng = _rng(seed, "cce")
+    rng = scoped_rng(seed, "cce")
     manifest: dict[str, Any] = {"generator": "cinesub.sample.cce", "generator_version": GENERATOR_VERSION,
                                 "seed": seed, "as_of": AS_OF, "volumes": [], "cases": [], "renewals": [],
                                 "collection": {}}

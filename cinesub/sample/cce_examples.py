@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cinesub.sample.cce import Reg, Ren, cce_date, registration_line, renewal_line
-from cinesub.sample.variety import png_bytes, render_page
+from cinesub.sample.scans import png_bytes, render_page
 
 EXAMPLE_REGS: tuple[tuple[Reg, str | None, str], ...] = (
     # (registration, printed number or None, printed copyright sign)

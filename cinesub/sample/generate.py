@@ -5,6 +5,9 @@ Media, IMDb dataset files and title pages, and subtitle candidates laid out like
 (``subtitles/<tt>/<lang>/<file_id>.srt`` + OpenSubtitles-style ``.json`` sidecar). Everything is a
 pure function of ``(seed, n_films)``: a second run writes byte-identical files.
 
+The films themselves (identities, review facts, funnel cases) come from
+:mod:`cinesub.sample.films`; this module plants the subtitle candidates and writes the world.
+
 The manifest (``manifest.json``, also returned) records everything that was planted: the funnel
 gate at which each film must drop, every candidate with its encoding and planted defect or
 boundary case, the candidate the pipeline must select per film and language, the boilerplate
@@ -24,7 +27,8 @@ from typing import Any
 
 from cinesub.sample import catalog
 from cinesub.sample.encodings import ENCODINGS, MENU
-from cinesub.sample.model import CastEntry, Film
+from cinesub.sample.films import GATE_CASES, GATES, MIN_FILMS, imdb_id, make_film, seeded_rng
+from cinesub.sample.model import Film
 from cinesub.sample.pages import (
     BASICS_HEADER,
     RATINGS_HEADER,
@@ -41,7 +45,6 @@ from cinesub.sample.tracks import (
     MIN,
     PROVIDER_BODIES,
     Unit,
-    build_dialogue,
     corrupt_utf8,
     header,
     layout,
@@ -53,42 +56,8 @@ from cinesub.settings import COUNTRIES
 
 GENERATOR_VERSION = "1.0"
 
-GATES: list[tuple[int, str]] = [
-    (1, "source_crawl"),
-    (2, "imdb_link"),
-    (3, "entity_link"),
-    (4, "metadata"),
-    (5, "language_coverage"),
-    (6, "country_coverage"),
-]
-
-#: Funnel cases: (case, gate, reason code, human detail). One film each.
-GATE_CASES: list[tuple[str, str, str, str]] = [
-    ("kim_no_link", "imdb_link", "imdb_link_missing", "the Kids-in-Mind page has no IMDb link"),
-    ("kim_short_id", "imdb_link", "imdb_id_malformed", "IMDb link with a 5-digit id (tt12345 form)"),
-    ("kim_long_id", "imdb_link", "imdb_id_malformed", "IMDb link with an 11-digit id"),
-    ("kim_search_url", "imdb_link", "imdb_id_malformed", "IMDb search URL instead of a title link"),
-    ("csm_other_film", "entity_link", "csm_link_mismatch", "the CSM page's IMDb link names a namesake film of another year"),
-    ("csm_missing", "entity_link", "csm_page_missing", "no Common Sense Media page for the film"),
-    ("no_synopsis", "metadata", "synopsis_missing", "IMDb has no synopsis"),
-    ("no_plot", "metadata", "plot_missing", "IMDb has no plot summary"),
-    ("no_certificates", "metadata", "certificates_missing", "IMDb lists no certificates"),
-    ("language_absent", "language_coverage", "language_missing", "no candidates in fa"),
-    ("language_unusable", "language_coverage", "language_unusable", "every ro candidate is defective"),
-    ("country_absent", "country_coverage", "country_missing", "no rating for Sweden"),
-    ("country_unrated_only", "country_coverage", "country_unrated_only", "the only United States entry is Not Rated"),
-]
-MIN_FILMS = len(GATE_CASES) + 4
-
 #: Verification layers whose failure stops ingestion (status "rejected"); the others ingest the
 #: track with a flag (status "flagged"). Either way the pipeline must fall back to the next one.
-#: material external to the film planted in synopses (SPEC A10), removed by curation
-EXTERNAL_SENTENCES = (
-    "Filming began in March 2012 in Vancouver.",
-    "It was made on a budget of $15 million.",
-    "It premiered at the 2015 Sundance Film Festival.",
-)
-
 STOP_LAYERS = {"provider_body", "timestamp_syntax", "encoding"}
 
 #: Planted defects in rank-1 candidates of passing films: (layer, variant, language, needs a long film).
@@ -120,246 +89,10 @@ BOUNDARY_MS = 14 * MIN + 59_000  # 14:59.000
 ONSET_BOUNDARY_MS = 4 * MIN + 59_000  # 4:59.000
 
 
-def _rng(seed: int, *scope: object) -> random.Random:
-    return random.Random("cinesub-sample/" + "/".join(str(s) for s in (seed, *scope)))
 
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# Films
-# --------------------------------------------------------------------------------------------
-def _imdb_id(rng: random.Random, year: int, used: set[str]) -> str:
-    while True:
-        if year >= 2019:
-            tt = f"tt{rng.randint(10_000_000, 29_999_999)}"
-        else:
-            y = max(1970, year) - 1970
-            tt = f"tt{rng.randint(60_000 + y * 40_000, 90_000 + y * 45_000):07d}"
-        if tt not in used:
-            used.add(tt)
-            return tt
-
-
-def _profanity(rng: random.Random, level: int) -> dict[str, int]:
-    ranges = [
-        {"f_words": (0, 0), "scatological": (0, 0), "anatomical": (0, 0), "mild": (0, 2), "religious": (0, 3)},
-        {"f_words": (0, 0), "scatological": (0, 2), "anatomical": (0, 1), "mild": (1, 6), "religious": (1, 8)},
-        {"f_words": (0, 1), "scatological": (1, 6), "anatomical": (0, 3), "mild": (4, 15), "religious": (3, 15)},
-        {"f_words": (4, 30), "scatological": (3, 12), "anatomical": (1, 6), "mild": (6, 20), "religious": (5, 20)},
-        {"f_words": (25, 60), "scatological": (6, 20), "anatomical": (3, 10), "mild": (8, 25), "religious": (8, 25)},
-    ][level]
-    return {k: rng.randint(a, b) for k, (a, b) in ranges.items()}
-
-
-def _kim_counts(rng: random.Random, true: dict[str, int]) -> dict[str, int]:
-    """What the KIM reviewer printed: usually the true count, sometimes off (never forced to agree)."""
-    r = rng.random()
-    if r < 0.70:
-        return dict(true)
-    if r < 0.95:
-        return {k: max(0, v + rng.randint(-2, 2)) if v else v for k, v in true.items()}
-    out = dict(true)
-    out["f_words"] = true["f_words"] + rng.randint(10, 20)
-    return out
-
-
-def _language_score(true: dict[str, int]) -> int:
-    f = true["f_words"]
-    if f >= 40:
-        return 10
-    if f >= 20:
-        return 9
-    if f >= 10:
-        return 8
-    if f >= 1:
-        return 6
-    return min(5, 1 + (true["scatological"] + true["anatomical"] + true["mild"] + true["religious"]) // 8)
-
-
-def _certificates(
-    rng: random.Random, level: int, old_names: bool, drop_country: str | None, unrated_only: str | None
-) -> tuple[list[str], list[dict]]:
-    entries: list[str] = []
-    primary: list[dict] = []
-    names = {c: (catalog.OLD_COUNTRY_NAMES.get(c, c) if old_names else c) for c in COUNTRIES}
-    for country in COUNTRIES:
-        name = names[country]
-        if country == drop_country:
-            continue
-        if country == unrated_only:
-            raw = f"{name}:Not Rated"
-            entries.append(raw)
-            primary.append({"country": country, "raw": raw, "label": None})
-            continue
-        lvl = min(4, max(0, level + rng.choice([-1, 0, 0, 0, 1])))
-        label_raw, label = rng.choice(catalog.LADDER[country][lvl])
-        raw = f"{name}:{label_raw}"
-        entries.append(raw)
-        primary.append({"country": country, "raw": raw, "label": label})
-        if rng.random() < 0.25:
-            again = catalog.RERATING.get((country, label_raw), label_raw)
-            entries.append(f"{name}:{again}::{rng.choice(catalog.NOTES)}")
-    us = names["United States"]
-    if unrated_only != "United States" and drop_country != "United States":
-        if rng.random() < 0.35:
-            entries.append(f"{us}:{rng.choice(catalog.TV_RATINGS)}::(TV rating)")
-        if rng.random() < 0.15:
-            entries.append(f"{us}:Unrated::(unrated version)")
-    if rng.random() < 0.12 and drop_country != "Germany" and unrated_only != "Germany":
-        entries.append(f"{names['Germany']}:Not Rated::(director's cut)")
-    entries += rng.sample(catalog.OTHER_CERTS, rng.randint(2, 5))
-    entries.sort(key=lambda e: e.split(":", 1)[0])  # IMDb lists countries alphabetically
-    return entries, primary
-
-
-def _kim_link(rng: random.Random, tt: str) -> str:
-    forms = [
-        f"https://www.imdb.com/title/{tt}/",
-        f"http://www.imdb.com/title/{tt}",
-        f"https://m.imdb.com/title/{tt}/?ref_=fn_al_tt_1",
-        f"https://www.imdb.com/title/{tt}/parentalguide",
-        f"http://imdb.com/title/{tt}/reviews?ref_=tt_urv",
-    ]
-    return rng.choice(forms)
-
-
-def _make_film(idx: int, title: str, case: str | None, seed: int, used_ids: set[str], email_pid: int | None) -> Film:
-    rng = _rng(seed, "film", idx)
-    year = rng.randint(1977, 2024)
-    month, day = rng.randint(1, 12), rng.randint(1, 28)
-    runtime = rng.randint(85, 150)
-    tt = _imdb_id(rng, year, used_ids)
-    level = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4])
-    slug = catalog.slugify(title)
-    kim_id = f"{slug}-{year}"
-    kim_url = f"https://kids-in-mind.com/{slug[0]}/{kim_id}-parents-guide.htm"
-    kim_link: str | None = _kim_link(rng, tt)
-    if case is None and len(tt) == 9 and rng.random() < 0.1:
-        kim_link = f"http://www.imdb.com/Title?{tt[2:]}"  # legacy IMDb title URL form
-    csm_id: str | None = slug
-    csm_link: str | None = rng.choice([f"https://www.imdb.com/title/{tt}/", f"http://www.imdb.com/title/{tt}/?ref_=nv_sr_1"])
-    genres = sorted(rng.sample(catalog.GENRES, rng.randint(1, 3)))
-    origin = [rng.choice(catalog.ORIGIN_COUNTRIES[:2]) if rng.random() < 0.6 else rng.choice(catalog.ORIGIN_COUNTRIES)]
-    if rng.random() < 0.3:
-        extra = rng.choice(catalog.ORIGIN_COUNTRIES)
-        if extra not in origin:
-            origin.append(extra)
-    countries = [c for c, _ in origin]
-    languages: list[str] = []
-    for _, lang in origin:
-        if lang not in languages:
-            languages.append(lang)
-    names = catalog.people(rng, 20)
-    directors, writers = names[:rng.randint(1, 2)], names[2:2 + rng.randint(1, 3)]
-    cast: list[CastEntry] = []
-    actors = names[5:5 + rng.randint(6, 12)]
-    char_first = rng.sample(catalog.FIRST, len(actors))
-    for actor, first in zip(actors, char_first):
-        char = first + " " + rng.choice(catalog.LAST)
-        chars = [char] if rng.random() > 0.1 else [char, f"Young {char.split()[0]}"]
-        additional = [rng.choice(["(voice)", "(uncredited)", f"(as {actor.split()[0][0]}. {actor.split()[1]})"])] if rng.random() < 0.15 else []
-        cast.append(CastEntry(actor, chars, additional))
-    a, b, c = (x.characters[0].split()[0] for x in cast[:3])
-    job, place = rng.choice(catalog.JOBS), rng.choice(catalog.PLACES)
-    incident, goal = rng.choice(catalog.INCIDENTS), rng.choice(catalog.GOALS)
-    plot = f"{a}, a {job} in {place}, {incident} and must {goal}."
-    summaries = [(plot, catalog.person(rng))]
-    if rng.random() < 0.7:
-        summaries.append((f"When {a} {incident}, old loyalties are tested as {b} and {c} are drawn into a secret that could destroy them all.", catalog.person(rng)))
-    middle = rng.sample(catalog.SYN_MIDDLE, rng.randint(4, 7))
-    sentences = [f"The film opens in {place}, where {a} works as a {job}."] + [s.format(a=a, b=b, c=c) for s in middle]
-    sentences.append(rng.choice(catalog.ENDINGS).format(a=a, b=b, c=c))
-    half = len(sentences) // 2
-    synopsis: str | None = " ".join(sentences[:half]) + "\n\n" + " ".join(sentences[half:])
-    # SPEC A10: every fifth film's synopsis carries a production-history sentence that curation
-    # must remove (chosen by index, so the random stream and the rest of the world are unchanged)
-    planted_external = None
-    if idx % 5 == 0:
-        planted_external = EXTERNAL_SENTENCES[(idx // 5) % len(EXTERNAL_SENTENCES)]
-        synopsis = synopsis + " " + planted_external
-    description: str | None = plot
-    old_names = rng.random() < 0.15
-    cert_style = "modern" if rng.random() < 0.25 else "inline"
-    drop_country = "Sweden" if case == "country_absent" else None
-    unrated_only = "United States" if case == "country_unrated_only" else None
-    certificates, ratings = _certificates(rng, level, old_names, drop_country, unrated_only)
-    mpaa = next((r["raw"].split(":", 1)[1] for r in ratings if r["country"] == "United States"), "Not Rated")
-    true_counts = _profanity(rng, level)
-    kim_counts = _kim_counts(rng, true_counts)
-    n_entries = max(1000 + rng.randint(0, 60), round(runtime * rng.uniform(9.5, 11.0)))
-    film = Film(
-        idx=idx, title=title, year=year, release_date=f"{year}-{month:02d}-{day:02d}", runtime_min=runtime,
-        imdb_id=tt, level=level, kim_id=kim_id, kim_url=kim_url, kim_link=kim_link, csm_id=csm_id,
-        csm_url=f"https://www.commonsensemedia.org/movie-reviews/{slug}", csm_link=csm_link, genres=genres,
-        countries=countries, languages=languages, directors=directors, writers=writers, cast=cast,
-        keywords=sorted(rng.sample(catalog.KEYWORDS, rng.randint(3, 7))), summaries=summaries,
-        synopsis=synopsis, description=description, certificates=certificates, cert_style=cert_style,
-        planted_external=planted_external,
-        ratings=ratings, imdb_rating=round(rng.uniform(4.5, 8.9), 1), votes=rng.randint(1_000, 900_000),
-        mpaa=mpaa,
-        kim_scores={"sex": min(10, max(0, level * 2 + rng.randint(-1, 2))),
-                    "violence": min(10, max(0, level * 2 + rng.randint(-1, 2))),
-                    "language": _language_score(true_counts)},
-        kim_counts=kim_counts, true_counts=true_counts,
-        kim_message=rng.choice([
-            "Telling the truth is harder than hiding it, but it is the only way to heal.",
-            "Family is what you build, not only what you are born into.",
-            "Courage means standing by the people who depend on you.",
-            "Revenge hurts the one who seeks it more than the one it targets.",
-            "It is never too late to make amends.",
-        ]),
-        kim_texts={
-            "intro": f"{a}, a {job} in {place}, {incident}. With {', '.join(x.actor for x in cast[:3])}.",
-            "sex": rng.choice(["A man and a woman kiss briefly.", "A couple kisses in bed; no nudity is shown.",
-                               "A woman wears a low-cut dress at a party.", "No sexual content."]),
-            "violence": rng.choice(["A man is punched in the face and falls.", "A car crashes into a wall; a man is injured.",
-                                    "A man is shot in the shoulder; we see blood on his shirt.", "Two men argue and shove each other."]),
-            "substance": rng.choice(["People drink wine at dinner.", "A man smokes cigarettes throughout.",
-                                     "A man drinks heavily and passes out.", "No substance use."]),
-            "topics": rng.choice(["grief, family secrets, loyalty", "debt, crime, forgiveness", "friendship, betrayal, trust"]),
-        },
-        csm_age=rng.choice(catalog.CSM_AGE[level]),
-        csm_one_liner=rng.choice(["Moving drama about family and forgiveness.", "Tense thriller with some strong language.",
-                                  "Gentle story of second chances.", "Atmospheric mystery with mild peril."]),
-        csm_parents=(
-            f"Parents need to know that {title} is a {genres[0].lower()} film about {a}, a {job} who {incident}. "
-            f"Expect {'frequent strong language' if level >= 3 else 'some mild language'} and "
-            f"{'scenes of violence' if level >= 2 else 'little violence'}."
-        ),
-        storyline=f"In {title.upper()}, {a} ({cast[0].actor}) is a {job} in {place} who {incident}. "
-                  f"Helped by {b} ({cast[1].actor}), {a} must {goal}.",
-        n_entries=n_entries,
-    )
-    film.dialogue = build_dialogue(_rng(seed, "dialogue", idx), n_entries, true_counts, email_pid)
-    # -- the funnel case ---------------------------------------------------------------------
-    if case is not None:
-        _, gate, reason, detail = next(g for g in GATE_CASES if g[0] == case)
-        film.expected_drop_gate, film.expected_drop_reason, film.expected_drop_detail = gate, reason, detail
-    if case == "kim_no_link":
-        film.kim_link = None
-    elif case == "kim_short_id":
-        film.kim_link = f"https://www.imdb.com/title/tt{tt[2:7]}/"
-    elif case == "kim_long_id":
-        film.kim_link = "https://www.imdb.com/title/tt12345678901/"
-    elif case == "kim_search_url":
-        film.kim_link = f"https://www.imdb.com/find?q={slug.replace('-', '+')}+{year}&s=tt&ref_=fn_al_tt_mr"
-    elif case == "csm_missing":
-        film.csm_id = film.csm_url = film.csm_link = None
-    elif case == "no_synopsis":
-        film.synopsis = None
-    elif case == "no_plot":
-        film.summaries, film.description = [], None
-    elif case == "no_certificates":
-        film.certificates, film.ratings = [], []
-    elif case == "language_absent":
-        film.missing_language = "fa"
-    elif case == "language_unusable":
-        film.unusable_language = "ro"
-    film.has_subtitles = not (case or "").startswith("kim_")
-    return film
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,7 +106,7 @@ class _EncodingCycle:
         self._pos: dict[str, int] = {}
         for lang in LANGS:
             items = [label for label, w in MENU[lang] for _ in range(w)]
-            _rng(seed, "encodings", lang).shuffle(items)
+            seeded_rng(seed, "encodings", lang).shuffle(items)
             self._cycles[lang], self._pos[lang] = items, 0
 
     def next(self, lang: str) -> str:
@@ -464,7 +197,7 @@ class _World:
 
         ``special`` is ("defect", layer, variant) or ("boundary", name, "") for the rank-1 candidate.
         """
-        rng = _rng(self.seed, "slot", film.imdb_id, lang)
+        rng = seeded_rng(self.seed, "slot", film.imdb_id, lang)
         reaches_gate5 = film.expected_drop_gate in (None, "language_coverage", "country_coverage")
         if film.missing_language == lang:
             self.selection.append({"imdb_id": film.imdb_id, "language": lang, "file_id": None})
@@ -486,7 +219,7 @@ class _World:
 
     def candidate(self, film: Film, lang: str, rank: int, k: int, fid: int, count: int,
                   plan: tuple[str, str, str] | None, passing: bool) -> dict:
-        rng = _rng(self.seed, "cand", film.imdb_id, lang, rank)
+        rng = seeded_rng(self.seed, "cand", film.imdb_id, lang, rank)
         layer = plan[1] if plan and plan[0] == "defect" else None
         variant = plan[2] if plan and plan[0] == "defect" else None
         boundary = plan[1] if plan and plan[0] == "boundary" else None
@@ -710,7 +443,7 @@ def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
         raise ValueError(f"n_films must be at least {MIN_FILMS} (one film per funnel case plus passing films)")
     out = Path(out_dir)
     _prepare(out)
-    rng = _rng(seed, "world")
+    rng = seeded_rng(seed, "world")
     titles = catalog.titles(rng, n_films)
     order = list(range(n_films))
     rng.shuffle(order)
@@ -718,7 +451,7 @@ def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
     passing_idx = sorted(i for i in range(n_films) if i not in case_of)
     email_films = {passing_idx[1]: EMAIL_IDS[0], passing_idx[-2]: EMAIL_IDS[1]}
     used_ids: set[str] = set()
-    films = [_make_film(i, titles[i], case_of.get(i), seed, used_ids, email_films.get(i)) for i in range(n_films)]
+    films = [make_film(i, titles[i], case_of.get(i), seed, used_ids, email_films.get(i)) for i in range(n_films)]
     passing = [f for f in films if f.expected_drop_gate is None]
     # Old IMDb country names and the modern certificates layout on at least two passing films each.
     for f in passing[:2]:
@@ -733,16 +466,16 @@ def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
     extra_rows: list[tuple[str, str, str, str, int | None, int | None, int | None, list[str]]] = []
     for f in films:
         if f.expected_drop_reason == "csm_link_mismatch":
-            other = _imdb_id(rng, f.year - 25, used_ids)
+            other = imdb_id(rng, f.year - 25, used_ids)
             f.csm_link = f"https://www.imdb.com/title/{other}/"
             extra_rows.append((other, "movie", f.title, f.title, f.year - rng.randint(15, 30), None, rng.randint(80, 120), ["Drama"]))
     extra_rows += [
-        (_imdb_id(rng, 2011, used_ids), "tvSeries", "Harbour Police", "Harbour Police", 2011, 2015, 44, ["Crime", "Drama"]),
-        (_imdb_id(rng, 2012, used_ids), "tvEpisode", "Episode #1.3", "Episode #1.3", 2012, None, 43, ["Crime", "Drama"]),
-        (_imdb_id(rng, 2016, used_ids), "short", "The Lantern", "Felinarul", 2016, None, 14, ["Short"]),
-        (_imdb_id(rng, 2020, used_ids), "videoGame", "Storm Harbor: The Game", "Storm Harbor: The Game", 2020, None, None, ["Action", "Adventure"]),
-        (_imdb_id(rng, 1999, used_ids), "tvMovie", "A Quiet Christmas", "A Quiet Christmas", 1999, None, 88, ["Drama", "Family"]),
-        (_imdb_id(rng, 2005, used_ids), "movie", "Untitled Calder Project", "Untitled Calder Project", None, None, None, []),
+        (imdb_id(rng, 2011, used_ids), "tvSeries", "Harbour Police", "Harbour Police", 2011, 2015, 44, ["Crime", "Drama"]),
+        (imdb_id(rng, 2012, used_ids), "tvEpisode", "Episode #1.3", "Episode #1.3", 2012, None, 43, ["Crime", "Drama"]),
+        (imdb_id(rng, 2016, used_ids), "short", "The Lantern", "Felinarul", 2016, None, 14, ["Short"]),
+        (imdb_id(rng, 2020, used_ids), "videoGame", "Storm Harbor: The Game", "Storm Harbor: The Game", 2020, None, None, ["Action", "Adventure"]),
+        (imdb_id(rng, 1999, used_ids), "tvMovie", "A Quiet Christmas", "A Quiet Christmas", 1999, None, 88, ["Drama", "Family"]),
+        (imdb_id(rng, 2005, used_ids), "movie", "Untitled Calder Project", "Untitled Calder Project", None, None, None, []),
     ]
 
     # -- pages -----------------------------------------------------------------------------------

@@ -246,8 +246,9 @@ def quota_json(rng: random.Random) -> str:
     )
 
 
-def guru_meditation(rng: random.Random) -> str:
-    xid = rng.randint(10_000_000, 99_999_999)
+def varnish_503_page(xid: int) -> str:
+    """Varnish's 503 "Guru Meditation" error page (what a provider's cache serves when its backend
+    fails), with transaction id ``xid``."""
     return f"""<!DOCTYPE html>
 <html>
   <head>
@@ -263,6 +264,10 @@ def guru_meditation(rng: random.Random) -> str:
   </body>
 </html>
 """
+
+
+def guru_meditation(rng: random.Random) -> str:
+    return varnish_503_page(rng.randint(10_000_000, 99_999_999))
 
 
 PROVIDER_BODIES = {

@@ -47,16 +47,24 @@ expected top-100 membership per year.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import random
 import shutil
-import textwrap
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from cinesub.sample.scans import (
+    film_meta_xml,
+    jp2_bytes,
+    pixel_sha256,
+    png_bytes,
+    render_page,
+    scoped_rng,
+    sha256_hex,
+    write_item,
+    write_zip,
+)
 
 GENERATOR_VERSION = "1.1"  # 1.1: Winter Orchard (based on a renewed novel: cinesub.sample.cce source works)
 DEFAULT_SEED = 1934
@@ -178,23 +186,6 @@ COLOPHON = ("Scanned from the collection of\nThe Library of Congress\nPackard Ca
 # --------------------------------------------------------------------------------------------
 
 
-def _rng(seed: int, *scope: object) -> random.Random:
-    h = hashlib.sha256("|".join([str(seed), *map(str, scope)]).encode()).digest()
-    return random.Random(int.from_bytes(h[:8], "big"))
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def pixel_sha256(img: Any) -> str:
-    """sha256 over an image's mode, size and raw pixels: the same for a PNG and a lossless JP2 of
-    one page (the Gemini fixture recognises pages by it as well as by the file bytes)."""
-    h = hashlib.sha256(f"{img.mode}|{img.size[0]}x{img.size[1]}|".encode())
-    h.update(img.tobytes())
-    return h.hexdigest()
-
-
 def money(n: int) -> str:
     return f"${n:,}"
 
@@ -220,72 +211,6 @@ def _dateline(city: str, iso: str) -> str:
 
 def _ordinal_wk(n: int) -> str:
     return {2: "2d", 3: "3d"}.get(n, f"{n}th")
-
-
-def font(size: int, bold: bool = False) -> Any:
-    import matplotlib
-    from PIL import ImageFont
-
-    name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
-    return ImageFont.truetype(str(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / name), size)
-
-
-def render_page(lines: list[str], *, width: int = 1000, size: int = 13, head_lines: int = 1) -> Any:
-    """Render text lines onto a white grayscale page (Pillow + DejaVu Sans from matplotlib).
-    Lines are wrapped at 118 characters; the first ``head_lines`` lines are bold."""
-    from PIL import Image, ImageDraw
-
-    wrapped: list[tuple[str, bool]] = []
-    for i, line in enumerate(lines):
-        parts = textwrap.wrap(line, 118) or [""]
-        wrapped.extend((p, i < head_lines) for p in parts)
-    lh = size + 5
-    height = 40 + lh * len(wrapped)
-    img = Image.new("L", (width, height), 255)
-    draw = ImageDraw.Draw(img)
-    regular, bold = font(size), font(size, bold=True)
-    y = 20
-    for text, is_bold in wrapped:
-        draw.text((24, y), text, fill=0, font=bold if is_bold else regular)
-        y += lh
-    return img
-
-
-def png_bytes(img: Any) -> bytes:
-    buf = io.BytesIO()
-    img.save(buf, format="PNG", optimize=False, compress_level=6)
-    return buf.getvalue()
-
-
-def jp2_bytes(img: Any) -> bytes:
-    buf = io.BytesIO()
-    img.save(buf, format="JPEG2000", irreversible=False)  # reversible 5/3 wavelet: lossless
-    return buf.getvalue()
-
-
-def write_zip(path: Path, members: list[tuple[str, bytes]]) -> None:
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
-        for name, data in members:
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, data)
-
-
-def write_item(ia_dir: Path, identifier: str, metadata: dict[str, Any], files: dict[str, bytes]) -> None:
-    """One IA item directory: ``_item.json`` (the metadata dict) plus its files."""
-    d = ia_dir / identifier
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "_item.json").write_text(json.dumps(metadata, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-                                  encoding="utf-8")
-    for name, data in files.items():
-        (d / name).write_bytes(data)
-
-
-def film_meta_xml(identifier: str, meta: dict[str, Any]) -> bytes:
-    from xml.sax.saxutils import escape
-
-    rows = "".join(f"  <{k}>{escape(str(v))}</{k}>\n" for k, v in sorted(meta.items()) if not isinstance(v, list))
-    return f"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<metadata>\n{rows}</metadata>\n".encode()
 
 
 # --------------------------------------------------------------------------------------------
@@ -449,7 +374,7 @@ def _headline(heads: list[tuple[str, int]], city_short: str) -> str:
 
 
 def _pages_for_issue(seed: int, year: int, issue_no: int, iso: str, page_no0: int) -> list[Page]:
-    rng = _rng(seed, "issue", iso)
+    rng = scoped_rng(seed, "issue", iso)
     date_line = _date_line(iso)
     pages: list[Page] = []
     # front page: news only
@@ -655,7 +580,7 @@ def generate_variety_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dic
             jp2_members.append((f"{ident}_jp2/{ident}_{leaf:04d}.jp2", jp2_bytes(img)))
             occ = kind_seen.get(page.kind, 0)
             kind_seen[page.kind] = occ + 1
-            noisy, made = _ocr_noise(text, page.kind, occ, _rng(seed, "ocr", ident, leaf))
+            noisy, made = _ocr_noise(text, page.kind, occ, scoped_rng(seed, "ocr", ident, leaf))
             ocr_texts.append(noisy)
             for m in made:
                 manifest["ocr_noise"].append({"item_id": ident, "page": leaf, **m})

@@ -182,6 +182,14 @@ def reg_key(reg_id: str, reg_date: str | date | None) -> str:
     return f"{body}:{d}"
 
 
+def _rejoin_digits(s: str, reasons: list[str]) -> str:
+    """``s`` without the spaces inside its digit runs ('R45 2882' -> 'R452882'; reason recorded)."""
+    if re.search(r"\d\s+\d", s):
+        reasons.append("digits_rejoined")
+        return re.sub(r"(?<=\d)\s+(?=\d)", "", s)
+    return s
+
+
 def _fix_digits(s: str) -> tuple[str, bool]:
     out = "".join(_DIGIT_FIX.get(c, c) for c in s)
     return out, out != s
@@ -281,9 +289,7 @@ def normalize_reg_id(raw: str, *, classes: Iterable[str] | None = FILM_CLASSES,
     accept = {c.upper() for c in classes} if classes is not None else set(KNOWN_CLASSES)
     s = (raw or "").strip().strip(".,;:")
     reasons: list[str] = []
-    if re.search(r"\d\s+\d", s):
-        s = re.sub(r"(?<=\d)\s+(?=\d)", "", s)
-        reasons.append("digits_rejoined")
+    s = _rejoin_digits(s, reasons)
     m = re.fullmatch(r"([A-Za-z|]*|[14][A-Za-z])(-?)\s?(\d[0-9OolIi|SB]*)", s)
     if not m:
         return NumberReading(raw, (), "unreadable_number")
@@ -392,9 +398,7 @@ def normalize_renewal_id(raw: str, *, year: int | None = None) -> NumberReading:
             reasons.append("leading_zeros_dropped")
         cand = _cand("RE", digits, 1.0, reasons)
         return NumberReading(raw, (cand,) if cand else (), None if cand else "unreadable_number")
-    if re.search(r"\d\s+\d", s):
-        s = re.sub(r"(?<=\d)\s+(?=\d)", "", s)
-        reasons.append("digits_rejoined")
+    s = _rejoin_digits(s, reasons)
     m = re.fullmatch(r"([R8B&])\s?([\dOolI|SB]{3,7})", s)
     if not m:
         return NumberReading(raw, (), "unreadable_number")

@@ -1,13 +1,18 @@
-"""The HTTP transport of the network providers: rate limit, bounded retries, redaction.
+"""The httpx transport of the HTTP client layer (:mod:`extractors.http_client`): one request with
+rate limit, bounded retries and redaction, for the subtitle providers and the page fetcher.
 
 Every request goes through :meth:`HttpTransport.request`, which
 
 * waits for the rate limiter before *each* attempt (retries included);
-* retries, at most ``RetryPolicy.max_attempts`` times in all, on 5xx, timeouts, connection
-  errors, truncated bodies (fewer bytes than ``Content-Length``), 429 (waiting ``Retry-After`` /
-  ``RateLimit-Reset`` when given, bounded by ``max_retry_after_s``) and bodies that fail the
-  caller's check (e.g. an HTML/Cloudflare page where JSON is expected → ``provider_body``);
+* retries through :func:`extractors.http_client.call_with_retries`, at most
+  ``RetryPolicy.max_attempts`` times in all, on the policy's retried statuses (5xx, 429),
+  timeouts, connection errors, truncated bodies (fewer bytes than ``Content-Length``) and bodies
+  that fail the caller's check (e.g. an HTML/Cloudflare page where JSON is expected →
+  ``provider_body``), waiting ``Retry-After`` / ``RateLimit-Reset`` when given (a longer wait
+  than ``max_retry_after_s`` fails at once);
 * returns any other answer (2xx, 3xx not followed, 4xx) to the caller, who maps it;
+* raises :class:`HttpGaveUp` (a :class:`ProviderError` with the reason code of the last failure)
+  when it gives up;
 * reads at most ``max_body_bytes`` of a body;
 * logs and raises only text that went through the :class:`Redactor`, and never chains the
   underlying httpx exception (its message can hold a URL with an API key).
@@ -33,7 +38,9 @@ from urllib.parse import quote, quote_plus
 import httpx
 
 from extractors.providers.errors import ProviderError
-from extractors.providers.ratelimit import NoLimit, RateLimiter, RetryPolicy, retry_after_seconds
+from extractors.http_client import (AttemptFailed, NoLimit, RateLimiter, RetriesExhausted, RetryPolicy,
+                                    call_with_retries, provider_limiter, retry_after_seconds, status_reason,
+                                    transport_reason)
 
 log = logging.getLogger(__name__)
 
@@ -121,11 +128,15 @@ class HttpResult:
     data: Any = None  # parsed JSON when the caller asked for it
     waits: list[float] = field(default_factory=list)
 
+    def parsed_json(self) -> Any:
+        """The body parsed as JSON (a BOM allowed); None when it is not JSON."""
+        try:
+            return json.loads(self.content.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError):
+            return None
+
     def text_excerpt(self, n: int = 200) -> str:
         return self.content[:n].decode("utf-8", "replace").replace("\n", " ").strip()
-
-
-RETRYABLE_STATUS = frozenset({500, 502, 503, 504, 520, 521, 522, 523, 524, 525, 526, 527, 529, 530})
 
 
 def looks_like_html(content: bytes, content_type: str | None = None) -> bool:
@@ -147,7 +158,43 @@ def json_check(result: HttpResult) -> tuple[str, str] | None:
     return None
 
 
+class HttpGaveUp(ProviderError):
+    """A request that still failed when the retry policy gave up (always ``retryable``):
+    ``status`` of the last answer (None after a transport failure), ``attempts`` made,
+    ``last_detail`` (redacted) of the last failure; ``wait_refused`` when the server asked to wait
+    longer than the policy allows."""
+
+    def __init__(self, reason_code: str, detail: str, *, status: int | None, attempts: int, last_detail: str,
+                 wait_refused: bool = False):
+        super().__init__(reason_code, detail, retryable=True)
+        self.status = status
+        self.attempts = attempts
+        self.last_detail = last_detail
+        self.wait_refused = wait_refused
+
+
+class TransportOwner:
+    """``close()`` and the context-manager protocol of a client that owns an ``http`` transport."""
+
+    http: HttpTransport
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self):  # noqa: ANN204 - returns the subclass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class HttpTransport:
+    """httpx client of one remote service, every request through the layer's retry loop.
+
+    ``headers``: sent with every request (besides the User-Agent). ``follow_redirects``: follow
+    same-origin redirects of GET/HEAD here (at most ``max_redirects``); off, a 3xx is returned.
+    """
+
     def __init__(
         self,
         *,
@@ -161,6 +208,8 @@ class HttpTransport:
         rng: random.Random | None = None,
         max_body_bytes: int = 50 * 1024 * 1024,
         max_redirects: int = 5,
+        follow_redirects: bool = True,
+        headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ):
         install_log_filter()
@@ -173,18 +222,25 @@ class HttpTransport:
         self.max_body_bytes = max_body_bytes
         self.timeout_s = timeout_s
         self.max_redirects = max_redirects
+        self.follow_redirects = follow_redirects
         # Redirects are followed by hand, same origin only: an Api-Key header must never follow a
         # redirect to another host (httpx strips only Authorization on cross-origin redirects).
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout_s), follow_redirects=False,
-            headers={"User-Agent": user_agent}, transport=transport, trust_env=False,
+            headers={"User-Agent": user_agent, **(headers or {})}, transport=transport, trust_env=False,
         )
-        #: counters for tests and build summaries: attempts, retries by reason, waits
+        #: counters for tests and build summaries: attempts, retries (and by reason), waits
         self.stats: dict[str, float] = {}
         self._stats_lock = threading.Lock()
 
     def close(self) -> None:
         self._client.close()
+
+    def __enter__(self) -> HttpTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _count(self, key: str, value: float = 1) -> None:
         with self._stats_lock:
@@ -201,53 +257,54 @@ class HttpTransport:
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
         check: Callable[[HttpResult], tuple[str, str] | None] | None = None,
+        limiter: RateLimiter | None = None,
     ) -> HttpResult:
-        """One logical request with bounded retries; see the module docstring."""
+        """One logical request with bounded retries (see the module docstring); ``limiter``
+        replaces the transport's own for this request (a per-site budget)."""
         policy = self.policy
+        limiter = limiter or self.limiter
         waits: list[float] = []
-        last_reason, last_detail = "network", "no attempt made"
-        for attempt in range(1, policy.max_attempts + 1):
-            waited = self.limiter.acquire()
+
+        def attempt(n: int) -> HttpResult:
+            waited = limiter.acquire()
             if waited:
                 self._count("rate_wait_s", waited)
             self._count("attempts")
-            retry_wait: float | None = None
-            try:
-                result = self._send(method, url, params=params, json_body=json_body, headers=headers,
-                                    attempt=attempt)
-            except _Retryable as exc:
-                last_reason, last_detail = exc.reason, exc.detail
-            else:
-                result.waits = waits
-                status = result.status
-                if status == 429:
-                    last_reason = "rate_limited"
-                    asked = retry_after_seconds(result.headers)
-                    last_detail = f"HTTP 429 ({result.text_excerpt(100)!r})"
-                    if asked is not None and asked > policy.max_retry_after_s:
-                        raise ProviderError("rate_limited", self.redact(
-                            f"{what}: HTTP 429 asks to wait {asked:.0f}s (more than the "
-                            f"{policy.max_retry_after_s:.0f}s allowed)"), retryable=True)
-                    retry_wait = asked
-                elif status in RETRYABLE_STATUS:
-                    last_reason, last_detail = "server_error", f"HTTP {status} ({result.text_excerpt(100)!r})"
-                elif 200 <= status < 300 and check is not None and (bad := check(result)) is not None:
-                    last_reason, last_detail = bad
-                else:
-                    return result
-            self._count(f"retry_{last_reason}")
-            log.info("%s: %s attempt %d/%d failed: %s: %s", self.name, what, attempt, policy.max_attempts,
-                     last_reason, self.redact(last_detail))
-            if attempt == policy.max_attempts:
-                break
-            delay = retry_wait if retry_wait is not None else policy.backoff(attempt - 1, self.rng)
-            if retry_wait is not None:
-                delay += self.rng.uniform(0, 0.1)  # a little jitter so parallel clients spread out
+            result = self._send(method, url, params=params, json_body=json_body, headers=headers, attempt=n)
+            result.waits = waits
+            status = result.status
+            if policy.retries_status(status):
+                raise AttemptFailed(status_reason(status), f"HTTP {status} ({result.text_excerpt(100)!r})",
+                                    retry_after=retry_after_seconds(result.headers), status=status)
+            if 200 <= status < 300 and check is not None and (bad := check(result)) is not None:
+                raise AttemptFailed(*bad, status=status)
+            return result
+
+        def failed(f: AttemptFailed, n: int, final: bool) -> None:
+            if policy.refuses_wait(f.retry_after):
+                return
+            self._count(f"retry_{f.reason}")
+            log.info("%s: %s attempt %d/%d failed: %s: %s", self.name, what, n, policy.max_attempts,
+                     f.reason, self.redact(f.detail))
+
+        def waiting(delay: float) -> None:
             waits.append(delay)
+            self._count("retries")
             self._count("backoff_s", delay)
-            self.sleep(delay)
-        raise ProviderError(last_reason, self.redact(
-            f"{what}: gave up after {policy.max_attempts} attempts; last: {last_detail}"), retryable=True)
+
+        try:
+            return call_with_retries(attempt, policy, sleep=self.sleep, rng=self.rng,
+                                     on_failure=failed, on_wait=waiting)
+        except RetriesExhausted as exc:
+            last = exc.last
+            status = f"HTTP {last.status}" if last.status is not None else last.reason
+            if exc.wait_refused:
+                detail = (f"{what}: {status} asks to wait {last.retry_after:.0f}s (more than the "
+                          f"{policy.max_retry_after_s:.0f}s allowed)")
+            else:
+                detail = f"{what}: gave up after {exc.attempts} attempts; last: {last.detail}"
+            raise HttpGaveUp(last.reason, self.redact(detail), status=last.status, attempts=exc.attempts,
+                             last_detail=self.redact(last.detail), wait_refused=exc.wait_refused) from None
 
     def _send(self, method: str, url: str, *, params, json_body, headers, attempt: int) -> HttpResult:
         shown = "?"
@@ -258,7 +315,7 @@ class HttpTransport:
             log.debug("%s: %s %s (attempt %d)", self.name, method, shown, attempt)
             response = self._client.send(request, stream=True)
             hops = 0
-            while response.is_redirect and method in ("GET", "HEAD"):
+            while self.follow_redirects and response.is_redirect and method in ("GET", "HEAD"):
                 target = response.next_request
                 response.close()
                 hops += 1
@@ -280,40 +337,39 @@ class HttpTransport:
                     chunks.append(chunk)
             finally:
                 response.close()
-        except httpx.TimeoutException as exc:
-            raise _Retryable("timeout", self.redact(f"{method} {shown}: {type(exc).__name__}")) from None
-        except httpx.RemoteProtocolError as exc:
-            text = str(exc)
-            reason = "truncated" if ("incomplete" in text or "complete message body" in text) else "network"
-            raise _Retryable(reason, self.redact(f"{method} {shown}: {type(exc).__name__}: {text}")) from None
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
             raise ProviderError("invalid_query", self.redact(f"{method} {shown}: {type(exc).__name__}: {exc}")) from None
         except httpx.TransportError as exc:
-            raise _Retryable("network", self.redact(f"{method} {shown}: {type(exc).__name__}: {exc}")) from None
+            reason = transport_reason(exc) or "network"
+            text = "" if reason == "timeout" else f": {exc}"
+            raise AttemptFailed(reason, self.redact(f"{method} {shown}: {type(exc).__name__}{text}")) from None
         content = b"".join(chunks)
         result = HttpResult(status=response.status_code, headers=response.headers, content=content,
                             url=self.redact(response.url), attempts=attempt)
         declared = response.headers.get("content-length")
         if (declared and declared.strip().isdigit() and not response.headers.get("content-encoding")
                 and method != "HEAD" and int(declared) != len(content)):
-            raise _Retryable("truncated", f"{method} {shown}: {len(content)} of {declared} bytes")
+            raise AttemptFailed("truncated", f"{method} {shown}: {len(content)} of {declared} bytes")
         log.debug("%s: %s %s -> %d (%d bytes)", self.name, method, shown, result.status, len(content))
         return result
 
 
-class _Retryable(Exception):
-    def __init__(self, reason: str, detail: str):
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
+def provider_transport(name: str, redactor: Redactor, user_agent: str, params: Mapping[str, Any], *,
+                       timeout_s: float, burst: float, limiter: RateLimiter | None, retry: RetryPolicy | None,
+                       sleep: Callable[[float], None] | None, seed: int | None, **kw: Any) -> HttpTransport:
+    """The transport of a subtitle provider: its limiter (``params``: ``requests_per_second``,
+    ``prefect_rate_limit``) unless one is given, the default policy unless ``retry``, a seeded
+    jitter when ``seed``."""
+    return HttpTransport(
+        name=name, redactor=redactor, user_agent=user_agent, timeout_s=timeout_s,
+        limiter=limiter or provider_limiter(params["requests_per_second"], burst, params["prefect_rate_limit"]),
+        policy=retry or RetryPolicy(), sleep=sleep or time.sleep,
+        rng=random.Random(seed) if seed is not None else None, **kw)
 
 
 def error_message(result: HttpResult) -> str:
     """The ``message``/``error`` of a JSON error body, else a short excerpt."""
-    try:
-        data = json.loads(result.content.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError):
-        return result.text_excerpt(160)
+    data = result.parsed_json()
     if isinstance(data, dict):
         for key in ("message", "error", "errors"):
             if data.get(key):

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import random
 import re
 import threading
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,18 +29,11 @@ from opensubtitlescom.config import Config
 from opensubtitlescom.languages import language_codes
 
 from cinesub.records import Candidate
+from extractors.http_client import RateLimiter, RetryPolicy
 from extractors.providers.errors import ProviderError
-from extractors.providers.http import HttpResult, HttpTransport, Redactor, error_message, json_check
-from extractors.providers.ratelimit import (
-    Clock,
-    CombinedLimiter,
-    PrefectRateLimit,
-    QuotaTracker,
-    RateLimiter,
-    RetryPolicy,
-    TokenBucket,
-    utc_now,
-)
+from extractors.providers.http import (HttpResult, Redactor, TransportOwner, error_message, json_check,
+                                       provider_transport)
+from extractors.providers.ratelimit import Clock, QuotaTracker, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +79,7 @@ class _Library(OpenSubtitles):
         return "<opensubtitlescom client (credentials hidden)>"
 
 
-class OpenSubtitlesProvider:
+class OpenSubtitlesProvider(TransportOwner):
     """Search and download from OpenSubtitles.com (or a fixture server with the same API).
 
     ``settings`` is a :class:`cinesub.settings.ProviderSettings` (fields ``opensubtitles_url``,
@@ -141,18 +132,10 @@ class OpenSubtitlesProvider:
         self.include_machine_translated = bool(p["include_machine_translated"] or False)
         self.max_pages = max(1, int(max_pages))
         self.follow_base_url = follow_base_url
-        rps = p["requests_per_second"]
-        rps = 4.0 if rps is None else float(rps)
         self.redact = Redactor([self._api_key, self._password])
-        if limiter is None:
-            bucket = TokenBucket(rps, burst)
-            limiter = CombinedLimiter([bucket, PrefectRateLimit(p["prefect_rate_limit"])]) if p["prefect_rate_limit"] else bucket
         self._clock = clock or utc_now
-        self.http = HttpTransport(
-            name=self.name, redactor=self.redact, user_agent=self.user_agent, timeout_s=timeout_s,
-            limiter=limiter, policy=retry or RetryPolicy(), sleep=sleep or time.sleep,
-            rng=random.Random(seed) if seed is not None else None,
-        )
+        self.http = provider_transport(self.name, self.redact, self.user_agent, p, timeout_s=timeout_s, burst=burst,
+                                       limiter=limiter, retry=retry, sleep=sleep, seed=seed)
         # The quota is per user (per IP when anonymous) and host; the port is left out so that a
         # fixture server restarted on another port keeps its state.
         account = hashlib.sha256(f"{urlsplit(self.base_url).hostname}|{self._username or ''}".encode()).hexdigest()[:16]
@@ -165,15 +148,6 @@ class OpenSubtitlesProvider:
     def __repr__(self) -> str:
         return (f"OpenSubtitlesProvider(base_url={self.base_url!r}, api_key={'set' if self._api_key else 'none'}, "
                 f"user={'set' if self._username else 'none'})")
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> OpenSubtitlesProvider:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ------------------------------------------------------------------------------------------
     # public interface
@@ -404,12 +378,7 @@ def _str(v: Any) -> str | None:
 
 
 def _json_or_none(result: HttpResult) -> dict | None:
-    import json
-
-    try:
-        data = json.loads(result.content.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError):
-        return None
+    data = result.parsed_json()
     if isinstance(data, dict) and isinstance(data.get("data"), dict) and "remaining" not in data:
         return data["data"]  # some proxies wrap the body in {status, data}
     return data if isinstance(data, dict) else None

@@ -1,13 +1,8 @@
-"""Rate limiting, retry policy and download-quota bookkeeping shared by the network providers.
+"""Download-quota bookkeeping of the network providers.
 
-* :class:`TokenBucket` — a thread-safe token bucket (default 4 requests/s, burst 1: requests are
-  spaced evenly, so no one-second window ever holds more than 5 — the OpenSubtitles limit per IP).
-* :class:`PrefectRateLimit` — optionally, a Prefect *global concurrency limit* used as a rate
-  limit (``prefect.concurrency.sync.rate_limit``), so several processes behind one IP share one
-  budget. It needs a Prefect API (server or ephemeral) and a limit created with a slot decay, e.g.
-  ``prefect gcl create opensubtitles-api --limit 1 --slot-decay-per-second 4``.
-* :class:`RetryPolicy` — bounded attempts, exponential backoff with jitter, a cap on how long a
-  ``Retry-After`` may ask us to wait.
+Rate limits, the retry policy and ``Retry-After`` parsing live in the HTTP client layer,
+:mod:`extractors.http_client`.
+
 * :class:`QuotaTracker` — the daily download quota (``remaining`` / ``reset_time_utc`` of
   OpenSubtitles download answers, 406/407 refusals), persisted to a small JSON file so that a later
   run knows the quota is spent and raises :class:`QuotaExhausted` *without sending a request*
@@ -20,17 +15,13 @@ import contextlib
 import json
 import logging
 import os
-import random
 import re
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
-from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from extractors.providers.errors import ProviderError
 
@@ -41,155 +32,6 @@ Clock = Callable[[], datetime]
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-# --------------------------------------------------------------------------------------------
-# Rate limiters
-# --------------------------------------------------------------------------------------------
-class RateLimiter(Protocol):
-    def acquire(self) -> float:
-        """Block until one request may be sent; return the seconds waited."""
-
-
-class NoLimit:
-    def acquire(self) -> float:
-        return 0.0
-
-
-class TokenBucket:
-    """``rate`` tokens per second, at most ``burst`` stored; one token per request.
-
-    Callers reserve a token under a lock (the balance may go negative: that is the queue) and
-    sleep outside it, so concurrent callers are served in order without busy waiting.
-    """
-
-    def __init__(
-        self,
-        rate: float = 4.0,
-        burst: float = 1.0,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ):
-        if rate <= 0:
-            raise ValueError("rate must be > 0 (use NoLimit for no limit)")
-        if burst < 1:
-            raise ValueError("burst must be >= 1")
-        self.rate = float(rate)
-        self.burst = float(burst)
-        self._clock = clock
-        self._sleep = sleep
-        self._tokens = self.burst
-        self._last = clock()
-        self._lock = threading.Lock()
-
-    def reserve(self) -> float:
-        """Take a token; return how long the caller must wait before using it."""
-        with self._lock:
-            now = self._clock()
-            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
-            self._last = now
-            self._tokens -= 1.0
-            return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
-
-    def acquire(self) -> float:
-        wait = self.reserve()
-        if wait > 0:
-            self._sleep(wait)
-        return wait
-
-
-class PrefectRateLimit:
-    """A Prefect global concurrency limit (with slot decay) used as a cross-process rate limit.
-
-    ``strict=True``: a missing limit is an error (a typo must not silently disable limiting).
-    """
-
-    def __init__(self, name: str, *, timeout_s: float = 120.0, strict: bool = True,
-                 clock: Callable[[], float] = time.monotonic):
-        if not name:
-            raise ValueError("a Prefect concurrency limit name is required")
-        self.name = name
-        self.timeout_s = timeout_s
-        self.strict = strict
-        self._clock = clock
-
-    def acquire(self) -> float:
-        from prefect.concurrency.sync import rate_limit
-
-        start = self._clock()
-        try:
-            rate_limit(self.name, occupy=1, timeout_seconds=self.timeout_s, strict=self.strict)
-        except TimeoutError as exc:
-            raise ProviderError("rate_limited", f"Prefect rate limit {self.name!r}: no slot within "
-                                f"{self.timeout_s:.0f}s", retryable=True) from exc
-        except Exception as exc:  # ConcurrencySlotAcquisitionError, API unreachable, ...
-            raise ProviderError("rate_limited", f"Prefect rate limit {self.name!r} unusable: "
-                                f"{type(exc).__name__}: {exc}", retryable=False) from None
-        return self._clock() - start
-
-
-class CombinedLimiter:
-    """Acquire every limiter in turn (the local bucket first, then a shared Prefect limit)."""
-
-    def __init__(self, limiters: Sequence[RateLimiter]):
-        self.limiters = list(limiters)
-
-    def acquire(self) -> float:
-        return sum(limiter.acquire() for limiter in self.limiters)
-
-
-# --------------------------------------------------------------------------------------------
-# Retries
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded retries with exponential backoff and jitter.
-
-    ``max_attempts`` counts every request of one logical call (the first one included), whatever
-    the reason of the retry (5xx, timeout, connection error, truncated body, 429, HTML instead of
-    JSON). A 429 waits ``Retry-After`` (or ``RateLimit-Reset``) when given, else the backoff; a
-    server asking for more than ``max_retry_after_s`` is not waited for: the call fails with
-    ``rate_limited`` (retryable) at once.
-    """
-
-    max_attempts: int = 6
-    backoff_base_s: float = 0.5
-    backoff_max_s: float = 8.0
-    max_retry_after_s: float = 120.0
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError("max_attempts must be >= 1")
-
-    def backoff(self, retry_no: int, rng: random.Random) -> float:
-        """Delay before retry ``retry_no`` (0-based): half fixed, half jitter ("equal jitter")."""
-        ceiling = min(self.backoff_max_s, self.backoff_base_s * (2 ** min(retry_no, 30)))
-        return ceiling / 2 + rng.uniform(0, ceiling / 2)
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds a 429/503 answer asks us to wait: ``Retry-After`` (seconds or HTTP date), else
-    ``RateLimit-Reset`` / ``X-RateLimit-Reset`` (seconds). None when absent or unparseable."""
-    lower = {k.lower(): v for k, v in headers.items()}
-    value = lower.get("retry-after")
-    if value is not None:
-        value = value.strip()
-        if re.fullmatch(r"\d+(\.\d+)?", value):
-            return float(value)
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            when = None
-        if when is not None:
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=timezone.utc)
-            return max(0.0, (when - (now or utc_now())).total_seconds())
-    for name in ("ratelimit-reset", "x-ratelimit-reset"):
-        value = lower.get(name)
-        if value is not None and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
-            return float(value)
-    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,25 +14,18 @@ The ZIP is extracted in memory by :mod:`extractors.providers.safezip` (reason co
 from __future__ import annotations
 
 import logging
-import random
 import re
-import time
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
 from cinesub.records import Candidate
+from extractors.http_client import RateLimiter, RetryPolicy
 from extractors.providers.errors import ProviderError
-from extractors.providers.http import HttpResult, HttpTransport, Redactor, error_message, json_check, looks_like_html
+from extractors.providers.http import (HttpResult, Redactor, TransportOwner, error_message, json_check,
+                                       looks_like_html, provider_transport)
 from extractors.providers.opensubtitles import _params
-from extractors.providers.ratelimit import (
-    CombinedLimiter,
-    PrefectRateLimit,
-    RateLimiter,
-    RetryPolicy,
-    TokenBucket,
-)
 from extractors.providers.safezip import ZipLimits, extract_srt, pick_srt
 
 log = logging.getLogger(__name__)
@@ -52,7 +45,7 @@ def subdl_language(language: str) -> str:
     return SUBDL_LANGUAGE.get(language.lower(), language.split("-")[0].upper())
 
 
-class SubDLProvider:
+class SubDLProvider(TransportOwner):
     name = "subdl"
 
     def __init__(
@@ -90,29 +83,13 @@ class SubDLProvider:
         self.subs_per_page = max(1, min(30, int(subs_per_page)))
         self.max_pages = max(1, int(max_pages))
         self.zip_limits = zip_limits or ZipLimits()
-        rps = 4.0 if p["requests_per_second"] is None else float(p["requests_per_second"])
         self.redact = Redactor([self._api_key])
-        if limiter is None:
-            bucket = TokenBucket(rps, burst)
-            limiter = CombinedLimiter([bucket, PrefectRateLimit(p["prefect_rate_limit"])]) if p["prefect_rate_limit"] else bucket
-        self.http = HttpTransport(
-            name=self.name, redactor=self.redact, user_agent=self.user_agent, timeout_s=timeout_s,
-            limiter=limiter, policy=retry or RetryPolicy(), sleep=sleep or time.sleep,
-            rng=random.Random(seed) if seed is not None else None,
-            max_body_bytes=self.zip_limits.max_archive_bytes + 1,
-        )
+        self.http = provider_transport(self.name, self.redact, self.user_agent, p, timeout_s=timeout_s, burst=burst,
+                                       limiter=limiter, retry=retry, sleep=sleep, seed=seed,
+                                       max_body_bytes=self.zip_limits.max_archive_bytes + 1)
 
     def __repr__(self) -> str:
         return f"SubDLProvider(base_url={self.base_url!r}, api_key={'set' if self._api_key else 'none'})"
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> SubDLProvider:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ------------------------------------------------------------------------------------------
     def search(self, imdb_id: str, language: str) -> list[Candidate]:
@@ -178,7 +155,7 @@ class SubDLProvider:
     # ------------------------------------------------------------------------------------------
     def _get_json(self, url: str, params: dict[str, Any], *, what: str) -> dict | None:
         result = self.http.request("GET", url, params=params, what=what, check=json_check)
-        data = result.data if 200 <= result.status < 300 else _json(result)
+        data = result.data if 200 <= result.status < 300 else result.parsed_json()
         if isinstance(data, dict) and data.get("status") is False:
             err = str(data.get("error") or data.get("message") or "unknown error")
             if _NOT_FOUND.search(err) and result.status in (200, 404):
@@ -229,12 +206,3 @@ def _zip_check(result: HttpResult) -> tuple[str, str] | None:
     if looks_like_html(result.content, result.headers.get("content-type")):
         return "provider_body", f"HTML page instead of a ZIP ({result.text_excerpt(80)!r})"
     return None
-
-
-def _json(result: HttpResult) -> Any:
-    import json
-
-    try:
-        return json.loads(result.content.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError):
-        return None

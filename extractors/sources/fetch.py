@@ -8,7 +8,11 @@ IMDb (docs/sources.md):
   ``robots_disallowed`` — no request is sent. ``Crawl-delay`` lowers the request rate further.
   robots.txt answering 401/403 or failing (5xx, network) after the retries disallows the whole
   site; 404/410 allows it (the convention of :mod:`urllib.robotparser` and of the big crawlers).
-* **rate limit** per site: a token bucket (:class:`extractors.providers.ratelimit.TokenBucket`,
+Requests go through the HTTP client layer (:mod:`extractors.http_client`, its httpx transport
+:class:`extractors.providers.http.HttpTransport`): one retry policy, one token bucket, one
+classification of failures for every remote source.
+
+* **rate limit** per site: a token bucket (:class:`extractors.http_client.TokenBucket`,
   burst 1) of ``requests_per_second`` (default 1/s); every request (robots.txt, retries and
   redirects included) takes a token.
 * **cache**: bodies stored content-addressed (``objects/<sha[:2]>/<sha256>``) with a per-URL
@@ -53,8 +57,9 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from cinesub import __version__
+from extractors.http_client import PAGE_RETRY_STATUSES, RetryPolicy, TokenBucket
 from extractors.providers.errors import ProviderError
-from extractors.providers.ratelimit import TokenBucket, retry_after_seconds
+from extractors.providers.http import HttpGaveUp, HttpTransport, Redactor, TransportOwner
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +79,11 @@ FETCH_REASONS: dict[str, str] = {
     "rate_limited": "HTTP 429 after the bounded retries, or a Retry-After beyond max_retry_after_s",
     "timeout": "timeouts after the bounded retries",
     "network": "connection errors or truncated bodies after the bounded retries",
+    "waf_challenge": "a bot wall instead of the page (IMDb's AWS WAF: HTTP 202 with an empty body, or any "
+                     "answer with x-amzn-waf-action); not retried, not cached",
 }
 
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+RETRY_STATUSES = PAGE_RETRY_STATUSES
 NEGATIVE_CACHE_STATUSES = frozenset({404, 410})
 
 
@@ -162,7 +169,7 @@ class _Site:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class PoliteFetcher:
+class PoliteFetcher(TransportOwner):
     """Fetch pages politely: robots.txt, per-site token bucket, on-disk cache, bounded retries.
 
     ``site_roots``: URL prefixes that count as separate sites (each with its own robots.txt at
@@ -187,41 +194,42 @@ class PoliteFetcher:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         transport: httpx.BaseTransport | None = None,
+        retry: RetryPolicy | None = None,
+        max_body_bytes: int = 4 << 30,  # IMDb's title.basics.tsv.gz is ~200 MB
     ):
         if not user_agent or not user_agent.strip():
             raise ValueError("a descriptive User-Agent is required")
         if requests_per_second <= 0:
             raise ValueError("requests_per_second must be > 0")
-        if max_attempts < 1:
-            raise ValueError("max_attempts must be >= 1")
         self.cache = PageCache(cache_dir)
         self.user_agent = user_agent.strip()
         self.requests_per_second = float(requests_per_second)
         roots = site_roots.values() if isinstance(site_roots, Mapping) else site_roots
         self.site_roots = sorted({r.rstrip("/") for r in roots}, key=len, reverse=True)
-        self.max_attempts = max_attempts
-        self.backoff_base_s = backoff_base_s
-        self.backoff_max_s = backoff_max_s
-        self.max_retry_after_s = max_retry_after_s
+        self.policy = retry or RetryPolicy(max_attempts=max_attempts, backoff_base_s=backoff_base_s,
+                                           backoff_max_s=backoff_max_s, max_retry_after_s=max_retry_after_s,
+                                           jitter=False, retry_statuses=PAGE_RETRY_STATUSES)
+        self.max_attempts = self.policy.max_attempts
         self.max_redirects = max_redirects
         self._clock = clock
         self._sleep = sleep
-        self._client = httpx.Client(timeout=timeout_s, follow_redirects=False, transport=transport,
-                                    headers={"User-Agent": self.user_agent, "Accept-Encoding": "identity"})
+        # redirects are followed here, hop by hop, each checked against robots.txt
+        self.http = HttpTransport(name="pages", redactor=Redactor(), user_agent=self.user_agent, timeout_s=timeout_s,
+                                  policy=self.policy, sleep=sleep, follow_redirects=False,
+                                  headers={"Accept-Encoding": "identity"}, transport=transport,
+                                  max_body_bytes=max_body_bytes)
         self._sites: dict[str, _Site] = {}
         self._sites_lock = threading.Lock()
-        #: ``network_requests``, ``cache_hits``, ``robots_fetches``, ``retries``, ``robots_refused``
-        self.stats: Counter[str] = Counter()
+        self._counts: Counter[str] = Counter()
 
-    # -- lifecycle -----------------------------------------------------------------------------
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> PoliteFetcher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    @property
+    def stats(self) -> Counter[str]:
+        """``network_requests`` (attempts included), ``cache_hits``, ``robots_fetches``,
+        ``retries``, ``robots_refused``."""
+        out = Counter(self._counts)
+        out["network_requests"] = int(self.http.stats.get("attempts", 0))
+        out["retries"] = int(self.http.stats.get("retries", 0))
+        return out
 
     # -- sites, robots, rate -------------------------------------------------------------------
     def site_of(self, url: str) -> tuple[str, str]:
@@ -247,7 +255,7 @@ class PoliteFetcher:
 
     def _read_robots(self, site: _Site, robots_url: str) -> urllib.robotparser.RobotFileParser:
         rp = urllib.robotparser.RobotFileParser(robots_url)
-        self.stats["robots_fetches"] += 1
+        self._counts["robots_fetches"] += 1
         try:
             status, body, _ctype, _ = self._request(site, robots_url)
         except FetchError as exc:
@@ -273,41 +281,19 @@ class PoliteFetcher:
         return site.robots.can_fetch(self.user_agent, url)
 
     # -- requests ------------------------------------------------------------------------------
-    def _backoff(self, retry_no: int) -> float:
-        return min(self.backoff_max_s, self.backoff_base_s * (2 ** retry_no))
-
     def _request(self, site: _Site, url: str) -> tuple[int, bytes, str | None, httpx.Headers]:
         """One logical GET with bounded retries; returns the final non-retryable answer."""
-        last: FetchError | None = None
-        for attempt in range(self.max_attempts):
-            assert site.bucket is not None
-            site.bucket.acquire()
-            self.stats["network_requests"] += 1
-            wait: float | None = None
-            try:
-                resp = self._client.get(url)
-                body = resp.content
-            except httpx.TimeoutException as exc:
-                last = FetchError("timeout", f"GET {url}: {type(exc).__name__}", url=url, retryable=True)
-            except httpx.TransportError as exc:  # refused/reset connection, truncated body
-                last = FetchError("network", f"GET {url}: {type(exc).__name__}: {exc}", url=url, retryable=True)
-            else:
-                if resp.status_code not in RETRY_STATUSES:
-                    return resp.status_code, body, resp.headers.get("content-type"), resp.headers
-                code = "rate_limited" if resp.status_code == 429 else "server_error"
-                last = FetchError(code, f"GET {url}: HTTP {resp.status_code}", url=url,
-                                  status=resp.status_code, retryable=True)
-                wait = retry_after_seconds(resp.headers)
-                if wait is not None and wait > self.max_retry_after_s:
-                    raise FetchError(code, f"GET {url}: HTTP {resp.status_code} asks to wait {wait:.0f}s "
-                                     f"(> {self.max_retry_after_s:.0f}s)", url=url, status=resp.status_code,
-                                     retryable=True)
-            if attempt + 1 < self.max_attempts:
-                self.stats["retries"] += 1
-                self._sleep(max(wait or 0.0, self._backoff(attempt)))
-        assert last is not None
-        raise FetchError(last.reason_code, f"{last.detail} (after {self.max_attempts} attempts)", url=url,
-                         status=last.status, retryable=True)
+        assert site.bucket is not None
+        try:
+            r = self.http.request("GET", url, what=f"GET {url}", limiter=site.bucket)
+        except HttpGaveUp as exc:
+            reason = "network" if exc.reason_code == "truncated" else exc.reason_code
+            detail = exc.detail if exc.wait_refused else f"GET {url}: {exc.last_detail} (after {exc.attempts} attempts)"
+            raise FetchError(reason, detail, url=url, status=exc.status, retryable=True) from None
+        except ProviderError as exc:  # a body over the size limit, an unusable URL
+            raise FetchError("http_error" if exc.reason_code == "bad_response" else "bad_url", exc.detail,
+                             url=url) from None
+        return r.status, r.content, r.headers.get("content-type"), r.headers
 
     def fetch(self, url: str, *, refresh: bool = False) -> FetchResult:
         """The body of ``url`` (status 200), from the cache when there; see the module docstring.
@@ -319,14 +305,14 @@ class PoliteFetcher:
         if not refresh:
             hit = self.cache.get(url)
             if hit is not None:
-                self.stats["cache_hits"] += 1
+                self._counts["cache_hits"] += 1
                 return self._final(hit)
         current = url
         for _hop in range(self.max_redirects + 1):
             site = self._site(current)
             assert site.robots is not None
             if not site.robots.can_fetch(self.user_agent, current):
-                self.stats["robots_refused"] += 1
+                self._counts["robots_refused"] += 1
                 raise FetchError("robots_disallowed", f"robots.txt of {site.key} disallows {current} "
                                  f"for {PRODUCT_TOKEN}", url=current)
             status, body, ctype, headers = self._request(site, current)
@@ -337,6 +323,10 @@ class PoliteFetcher:
                                      url=current, status=status)
                 current = urljoin(current, location)
                 continue
+            if headers.get("x-amzn-waf-action") or (status == 202 and not body):
+                raise FetchError("waf_challenge", f"GET {current}: HTTP {status}, x-amzn-waf-action: "
+                                 f"{headers.get('x-amzn-waf-action', '-')} (a bot challenge, not the page)",
+                                 url=current, status=status)
             if status == 200 or status in NEGATIVE_CACHE_STATUSES:
                 result = self.cache.put(url, status, body, ctype)
                 return self._final(result)
@@ -423,44 +413,40 @@ def mirror_sources(
         if status == "ok" and tt:
             ids.add(tt)
 
+    def index_links(index_url: str) -> list[str]:
+        index = get(index_url)
+        return [link.split("#", 1)[0] for link in _links(index.decode("utf-8", "replace") if index else "", index_url)]
+
+    def mirror_reviews(site: str, pages: dict[str, str], parse: Any, written: list[str]) -> None:
+        for key, url in sorted(pages.items()):
+            body = get(url)
+            if body is None:
+                continue
+            _atomic_write(out / site / f"{key}.html", body)
+            written.append(key)
+            with contextlib.suppress(Exception):  # an unparsable page is the inventory's finding
+                note_link(parse(body.decode("utf-8"), url).imdb_link)
+
     # --- Kids-in-Mind -------------------------------------------------------------------------
     index_url = kim_root + "/index.htm"
-    index = get(index_url)
     kim_pages: dict[str, str] = {}
-    for link in _links(index.decode("utf-8", "replace") if index else "", index_url):
-        link = link.split("#", 1)[0]
+    for link in index_links(index_url):
         if link.startswith(kim_root + "/") and link.endswith(".htm") and link != index_url:
             kim_id = link[len(kim_root) + 1: -len(".htm")]
             if kim_id and "/" not in kim_id:
                 kim_pages.setdefault(kim_id, link)
-    for kim_id, url in sorted(kim_pages.items()):
-        body = get(url)
-        if body is None:
-            continue
-        _atomic_write(out / "kim" / f"{kim_id}.html", body)
-        report.kim.append(kim_id)
-        with contextlib.suppress(Exception):  # an unparsable page is the inventory's finding
-            note_link(parse_kim(body.decode("utf-8"), url).imdb_link)
+    mirror_reviews("kim", kim_pages, parse_kim, report.kim)
 
     # --- Common Sense Media -------------------------------------------------------------------
-    index_url = csm_root + "/movie-reviews"
-    index = get(index_url)
+    prefix = csm_root + "/movie-reviews/"
     csm_pages: dict[str, str] = {}
-    for link in _links(index.decode("utf-8", "replace") if index else "", index_url):
-        link = link.split("#", 1)[0].split("?", 1)[0]
-        prefix = csm_root + "/movie-reviews/"
+    for link in index_links(csm_root + "/movie-reviews"):
+        link = link.split("?", 1)[0]
         if link.startswith(prefix):
             slug = link[len(prefix):].strip("/")
             if slug and "/" not in slug:
                 csm_pages.setdefault(slug, link)
-    for slug, url in sorted(csm_pages.items()):
-        body = get(url)
-        if body is None:
-            continue
-        _atomic_write(out / "csm" / f"{slug}.html", body)
-        report.csm.append(slug)
-        with contextlib.suppress(Exception):
-            note_link(parse_csm(body.decode("utf-8"), url).imdb_link)
+    mirror_reviews("csm", csm_pages, parse_csm, report.csm)
 
     # --- IMDb title pages ---------------------------------------------------------------------
     for tt in sorted(ids):

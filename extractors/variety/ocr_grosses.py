@@ -307,3 +307,17 @@ def extract_page(text: str, *, issue_date: str | None = None, item_id: str | Non
             for title, debris, _ in _split_titles(part2)[:1] if _split_titles(part2) else []:
                 emit(title, debris, "next week", None, False)
     return res
+
+
+def page_rows(page: dict, text: str, citymap=None) -> tuple[list[dict], list[dict]]:
+    """(``pd_tuples`` rows, ``pd_extract_errors`` rows) of the OCR-rules extractor on one kept
+    page (``page``: item_id, page, issue_date): the per-item function of ``variety-extract``."""
+    iso = page["issue_date"].isoformat() if page["issue_date"] else None
+    res = extract_page(text, issue_date=iso, item_id=page["item_id"], page=page["page"], citymap=citymap)
+    where = {"item_id": page["item_id"], "page": page["page"], "issue_date": page["issue_date"],
+             "extractor": "ocr-rules", "model": None}
+    tuples = [{**where, "seq": seq, "theater": t.theater, "city": t.city, "movie": t.movie, "week": t.week,
+               "gross": t.gross, "confidence": t.confidence, "line_no": t.line_no} for seq, t in enumerate(res.tuples)]
+    errors = [{**where, "reason": res.skipped, "detail": None}] if res.skipped else []
+    errors += [{**where, "reason": u.reason, "detail": f"line {u.line_no}: {u.text}"[:300]} for u in res.unparsed]
+    return tuples, errors

@@ -192,3 +192,11 @@ def classify_page(ocr_text: str, *, skip_legitimate: bool = True) -> PageDecisio
     if money and (p_score or dateline) and words >= 2:
         return PageDecision(True, "prose_grosses", dateline or p_word, 1.0)
     return PageDecision(False, "no_grosses_signal", None, 0.0)
+
+
+def filter_row(item_id: str, page: int, ocr_text: str) -> dict:
+    """The ``pd_page_filter`` row of one page (item, leaf, its OCR text): the per-item function
+    the ``variety-filter`` stage maps over its pages."""
+    d = classify_page(ocr_text)
+    return {"item_id": item_id, "page": page, "keep": d.keep, "reason": d.reason, "phrase": d.phrase,
+            "score": round(d.score, 4)}

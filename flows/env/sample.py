@@ -1,0 +1,249 @@
+"""The sample environment: a generated world served on loopback by the fixture servers, which
+speak the real wire formats, so the real clients run (the only production module that imports
+``fixtures/``).
+
+* Subtitle flow: the world of :func:`ensure_sample_world` (``CINESUB_HOME/sample-world/seed<N>-n<M>``),
+  the OpenSubtitles and SubDL fixtures (``faults`` switches their fault modes on) and the page
+  fixture (review sites and IMDb), mirrored by the polite fetcher exactly as a live crawl.
+* Hollywood flow: the Variety and CCE worlds of :func:`ensure_pd_worlds`
+  (``CINESUB_HOME/sample-world/pd-seed<N>/{variety,cce}``), the IA fixture (the endpoints the
+  ``internetarchive`` package speaks) and the Gemini fixture (the REST API ``google-genai`` speaks,
+  answering page images from gold with planted errors).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from cinesub import tmpfiles
+from cinesub.errors import UsageError
+from cinesub.rawstore import RawStore
+from cinesub.settings import Settings
+from flows.env import Environment, GeminiEndpoint, HollywoodInputs, dir_digest
+from flows.env.live import quota_state
+
+SAMPLE_GENERATOR_VERSION_FILE = "world.json"
+WORLD_MARKER = "world.json"
+#: quota of the sample OpenSubtitles fixture when the ``quota`` fault is on: one clean stop in a
+#: default sample build (about 200 downloads), completed by the next run; the fixture's own
+#: setting, overridable with CINESUB_FIXTURE_QUOTA for smaller worlds
+SAMPLE_QUOTA_DOWNLOADS = 120
+#: a loopback fixture reads at most 1 MiB of a request body (fixtures/faults.py): inline batch
+#: jobs against it carry at most this many image bytes (base64 adds a third)
+FIXTURE_MAX_INLINE_BYTES = 500_000
+
+
+def parse_faults(faults: str | None) -> list[str]:
+    """The fault modes of ``--faults`` (``all`` or a comma list); a bad name is a UsageError."""
+    if not faults:
+        return []
+    from fixtures.faults import parse_faults as parse
+
+    try:
+        return sorted(parse(faults))
+    except ValueError as exc:
+        raise UsageError(str(exc), "bad_faults") from None
+
+
+def _atomic_world(target: Path, prefix: str, write: Any) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = tmpfiles.mkdtemp(prefix, target.parent)
+    try:
+        write(tmp)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def ensure_sample_world(settings: Settings, seed: int, n_films: int) -> tuple[Path, bool]:
+    """Generate the sample world under CINESUB_HOME once (deterministic); return (dir, reused)."""
+    from cinesub.sample.generate import generate
+
+    target = settings.home / "sample-world" / f"seed{seed}-n{n_films}"
+    if (target / SAMPLE_GENERATOR_VERSION_FILE).exists():
+        return target, True
+    _atomic_world(target, "world", lambda tmp: generate(tmp, seed=seed, n_films=n_films))
+    return target, False
+
+
+def ensure_pd_worlds(settings: Settings, seed: int) -> tuple[dict[str, Path], bool]:
+    """Generate the Variety and CCE sample worlds once (deterministic); return (dirs, reused).
+    A world written by another generator version is written again."""
+    from cinesub.sample import cce, variety
+
+    target = settings.home / "sample-world" / f"pd-seed{seed}"
+    dirs = {"variety": target / "variety", "cce": target / "cce"}
+    versions = {"cinesub.sample.variety": variety.GENERATOR_VERSION, "cinesub.sample.cce": cce.GENERATOR_VERSION}
+    marker = target / WORLD_MARKER
+    if marker.exists():
+        try:
+            same = json.loads(marker.read_text()).get("versions") == versions
+        except ValueError:
+            same = False
+        if same:
+            return dirs, True  # else an older generator wrote it: regenerate
+
+    def write(tmp: Path) -> None:
+        variety.generate_variety_world(tmp / "variety", seed)
+        cce.generate_cce_world(tmp / "cce", seed)
+        (tmp / WORLD_MARKER).write_text(json.dumps({"seed": seed, "generators": sorted(versions),
+                                                    "versions": versions}) + "\n")
+
+    _atomic_world(target, "pd-world", write)
+    return dirs, False
+
+
+def sample_credentials(settings: Settings) -> dict[str, str]:
+    """The fixture servers' credentials (configured ones win, so a test can check they are sent)."""
+    from fixtures.opensubtitles_server import DEFAULT_API_KEY, DEFAULT_PASSWORD, DEFAULT_USERNAME
+
+    p = settings.providers
+    return {
+        "api_key": p.opensubtitles_api_key.get_secret_value() if p.opensubtitles_api_key else DEFAULT_API_KEY,
+        "username": p.opensubtitles_username or DEFAULT_USERNAME,
+        "password": p.opensubtitles_password.get_secret_value() if p.opensubtitles_password else DEFAULT_PASSWORD,
+        "subdl_api_key": p.subdl_api_key.get_secret_value() if p.subdl_api_key else DEFAULT_API_KEY,
+    }
+
+
+class SampleEnvironment(Environment):
+    kind = "sample"
+
+    def __init__(self, settings: Settings, *, seed: int = 7, n_films: int = 40, faults: str | None = None) -> None:
+        super().__init__(settings)
+        self.seed, self.n_films = seed, n_films
+        self.faults = parse_faults(faults)
+        self.world: Path | None = None  # the subtitle world
+        self.worlds: dict[str, Path] = {}  # the Hollywood worlds
+        self.digest: str | None = None
+
+    @classmethod
+    def attached(cls, settings: Settings, *, world: Path | None = None, worlds: dict[str, Path] | None = None,
+                 endpoints: dict[str, Any] | None = None, digest: str | None = None) -> SampleEnvironment:
+        """An environment over a world (and servers) someone else made: a stage run on its own."""
+        env = cls(settings)
+        env.world, env.worlds, env.endpoints = world, dict(worlds or {}), dict(endpoints or {})
+        root = world or (next(iter(env.worlds.values())) if env.worlds else None)
+        env.digest = digest or (dir_digest(root) if root else None)
+        return env
+
+    def prepare(self, flow: str) -> None:
+        if flow == "build-hollywood":
+            self.worlds, self.world_reused = ensure_pd_worlds(self.settings, self.settings.hollywood.sample_seed)
+            self.digest = dir_digest(self.worlds["variety"].parent)
+        else:
+            self.world, self.world_reused = ensure_sample_world(self.settings, self.seed, self.n_films)
+            self.digest = dir_digest(self.world)
+
+    def services(self, flow: str) -> contextlib.AbstractContextManager[dict[str, Any]]:
+        return self._pd_services() if flow == "build-hollywood" else self._subtitle_services()
+
+    @contextlib.contextmanager
+    def _subtitle_services(self) -> Iterator[dict[str, Any]]:
+        from fixtures.faults import FaultConfig
+        from fixtures.opensubtitles_server import OpenSubtitlesFixture
+        from fixtures.pages_server import PagesFixture
+        from fixtures.subdl_server import SubDLFixture
+
+        creds = sample_credentials(self.settings)
+        config = FaultConfig(quota_downloads=int(os.environ.get("CINESUB_FIXTURE_QUOTA", SAMPLE_QUOTA_DOWNLOADS)))
+        os_fx = OpenSubtitlesFixture(self.world, self.faults, config=config, api_key=creds["api_key"],
+                                     username=creds["username"], password=creds["password"])
+        sd_fx = SubDLFixture(self.world, self.faults, config=config, api_key=creds["subdl_api_key"])
+        pages_fx = PagesFixture(self.world)  # review sites and IMDb, shaped like the real ones
+        with os_fx, sd_fx, pages_fx:
+            self.endpoints = {"pages": pages_fx.base_urls, "faults": self.faults,
+                              "opensubtitles_url": os_fx.api_url, "subdl_url": sd_fx.api_url,
+                              "subdl_download_url": sd_fx.download_url}
+            yield self.endpoints
+
+    @contextlib.contextmanager
+    def _pd_services(self) -> Iterator[dict[str, Any]]:
+        from fixtures.gemini_pages_server import GeminiPagesFixture
+        from fixtures.ia_server import IAFixture
+
+        with IAFixture(self.worlds["variety"], self.worlds["cce"]) as ia, \
+                GeminiPagesFixture(self.worlds["variety"], self.worlds["cce"]) as gem:
+            self.endpoints = {"ia_host": ia.host, "gemini_url": gem.base_url}
+            yield self.endpoints
+
+    # -- subtitle flow ------------------------------------------------------------------------
+    def source_pages(self) -> tuple[Path, dict[str, Any] | None]:
+        """The sample pages, mirrored from the page fixture server by the polite fetcher
+        (robots.txt, rate limit, on-disk cache) exactly as a live crawl."""
+        from extractors.sources.fetch import PoliteFetcher, mirror_sources
+
+        base_urls = self.endpoints.get("pages")
+        if not base_urls:  # no page server (a stage run on its own): the world's pages as they are
+            return self.world, None
+        out = self.settings.home / "sources" / "sample-mirror"
+        fetcher = PoliteFetcher(self.settings.home / "cache" / "pages", requests_per_second=500.0,
+                                site_roots=tuple(base_urls.values()))
+        report = mirror_sources(fetcher, base_urls, out)
+        return out, {"pages": len(report.kim) + len(report.csm), "imdb_titles": len(report.imdb_titles),
+                     "skipped": len(report.skipped)}
+
+    def inventory_inputs(self) -> dict[str, Any]:
+        return {"sample": self.digest}  # the pages are the sample world's, served verbatim
+
+    def release_inputs(self) -> dict[str, Any]:
+        return {"sample_world": self.digest, "sources": None}
+
+    def subtitle_providers(self) -> list:
+        from extractors.providers.opensubtitles import OpenSubtitlesProvider
+        from extractors.http_client import RetryPolicy
+        from extractors.providers.subdl import SubDLProvider
+
+        creds, ep = sample_credentials(self.settings), self.endpoints
+        # loopback: no need to throttle to the real API's 5 req/s; short backoff and timeout so
+        # the fixtures' slow-response fault really times out
+        fast = dict(requests_per_second=200.0, burst=20.0, timeout_s=2.0,
+                    retry=RetryPolicy(max_attempts=8, backoff_base_s=0.02, backoff_max_s=0.2, max_retry_after_s=5))
+        return [
+            OpenSubtitlesProvider(self.settings.providers, state_path=quota_state(self.settings),
+                                  api_key=creds["api_key"], username=creds["username"], password=creds["password"],
+                                  base_url=ep["opensubtitles_url"], **fast),
+            SubDLProvider(self.settings.providers, api_key=creds["subdl_api_key"], base_url=ep["subdl_url"],
+                          download_url=ep["subdl_download_url"], **fast),
+        ]
+
+    def acquire_inputs(self, run_id: str) -> dict[str, Any]:
+        return {"sample": self.digest, "faults": self.faults}
+
+    # -- Hollywood flow -----------------------------------------------------------------------
+    def ia_client(self, store: RawStore) -> Any:
+        from extractors.ia import IAClient, ia_retry_policy
+
+        return IAClient.for_host(self.endpoints["ia_host"], store, timeout_s=10.0,
+                                 retry=ia_retry_policy(max_attempts=4, backoff_base_s=0.02, backoff_max_s=0.2))
+
+    def remote_marker(self, run_id: str) -> dict[str, Any]:
+        return {"sample": self.digest}  # the fixture serves nothing else
+
+    def gemini_available(self) -> tuple[bool, str | None]:
+        return True, None
+
+    def gemini_endpoint(self) -> GeminiEndpoint | None:
+        from fixtures.gemini_server import DEFAULT_API_KEY
+
+        return GeminiEndpoint(DEFAULT_API_KEY, self.endpoints.get("gemini_url"),
+                              {"retry_initial_delay_s": 0.01, "timeout_s": 20.0},
+                              {"poll_interval_s": 0.05, "max_inline_bytes": FIXTURE_MAX_INLINE_BYTES})
+
+    def hollywood_inputs(self) -> HollywoodInputs:
+        v, c = self.worlds.get("variety"), self.worlds.get("cce")
+        return HollywoodInputs(catalog=v / "catalog.tsv" if v else None, gold_dir=v / "gold" if v else None,
+                               cprs_export=c / "cprs_export.tsv" if c else None,
+                               source_works=c / "afi_based_on.tsv" if c else None)
+
+    def hollywood_release_inputs(self, table_digests: dict[str, str]) -> dict[str, Any]:
+        return {"sample_world": self.digest, "seed": self.settings.hollywood.sample_seed}

@@ -1,0 +1,172 @@
+"""What the stages of the public-domain Hollywood flow share (flows/hollywood.py, SPEC B1/B2).
+
+* The flow's own state DB, ``CINESUB_HOME/hollywood/state.duckdb`` (schema sql/pd_schema.sql):
+  DuckDB admits one writer per file, and the subtitle flow keeps its own DB.
+* :class:`PDStage` — a :class:`flows.kernel_context.Stage` whose config part of the fingerprint is
+  the Hollywood settings only (a subtitle threshold changing must not rerun Variety extraction),
+  against that DB (run by the kernel's one executor, :func:`flows.kernel_exec.execute`).
+* The shared content-addressed raw store (``CINESUB_HOME/raw``), the IA client, table writes.
+* The Gemini page readers of the Variety and CCE stages: :func:`gemini_reader` builds one from the
+  settings (fixture or live endpoint), :func:`gemini_read` runs it (sequential or Batch API),
+  :func:`gemini_inputs` is their fingerprint material.
+
+Credentials never travel in task parameters (Prefect records them): the run's environment
+(:mod:`flows.env`) resolves the Gemini key where a reader is built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import duckdb
+import pyarrow as pa
+
+from cinesub.rawstore import RawStore
+from cinesub.settings import Settings
+from flows.env import file_digest  # noqa: F401  (the stages' input-file digest)
+from flows.kernel_context import RunContext, Stage
+from cinesub.state import connect, init_state
+
+#: bump when the meaning of the Hollywood state tables changes (reruns every stage)
+PD_SCHEMA_VERSION = "1"
+PD_SCHEMA = "pd_schema.sql"
+
+
+def hollywood_dir(settings: Settings) -> Path:
+    return settings.home / "hollywood"
+
+
+def pd_state_db(settings: Settings) -> Path:
+    return hollywood_dir(settings) / "state.duckdb"
+
+
+def pd_releases_dir(settings: Settings) -> Path:
+    return hollywood_dir(settings) / "releases"
+
+
+def init_pd_state(path: Path) -> None:
+    init_state(path, PD_SCHEMA)
+
+
+def pd_connect(path: Path, read_only: bool = False) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+    """A connection to the Hollywood state DB (schema created on first use)."""
+    return connect(path, read_only=read_only, schema=PD_SCHEMA)
+
+
+def hollywood_config_hash(settings: Settings, *, with_as_of: bool = True) -> str:
+    """Hash of the settings that change the Hollywood outputs (no secret is in them; file
+    settings are hashed by path here and by content in the stages that read them). Stages that
+    do not depend on the status date hash without ``as_of``."""
+    data = settings.hollywood.model_dump(mode="json")
+    if not with_as_of:
+        data.pop("as_of", None)
+    data["_schema"] = PD_SCHEMA_VERSION
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class PDStage(Stage):
+    """A stage of the Hollywood flow (reads and writes the Hollywood state DB). ``uses_as_of``:
+    the stage's output depends on the copyright status date (the others are reused when only
+    ``--as-of`` changes)."""
+
+    uses_as_of: ClassVar[bool] = False
+    #: the stage asks the Internet Archive: its outside input is the environment's remote marker
+    asks_archive: ClassVar[bool] = False
+
+    def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
+        return live_marker(ctx) if self.asks_archive else {}
+
+    def config_hash(self, ctx: RunContext) -> str:
+        return hollywood_config_hash(ctx.settings, with_as_of=self.uses_as_of)
+
+    def open_state(self, ctx: RunContext) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
+        return pd_connect(pd_state_db(ctx.settings))
+
+
+# --------------------------------------------------------------------------------------------
+# context helpers
+# --------------------------------------------------------------------------------------------
+def raw_store(ctx: RunContext) -> RawStore:
+    """The shared content-addressed raw store (``raw_store_url``, default CINESUB_HOME/raw)."""
+    return RawStore.for_settings(ctx.settings)
+
+
+def ia_client(ctx: RunContext) -> Any:
+    """An :class:`extractors.ia.IAClient` of the run's environment (the fixture host or
+    archive.org / the configured host), caching into the shared raw store."""
+    return ctx.env.ia_client(raw_store(ctx))
+
+
+def gemini_inputs(ctx: RunContext) -> dict[str, Any]:
+    """Fingerprint material of a stage that reads page images with Gemini: the flow's Gemini plan
+    (available, model) and which environment answers (no key)."""
+    return {"gemini": ctx.gemini.fingerprint(), "gemini_endpoint": ctx.env.kind}
+
+
+def gemini_reader(ctx: RunContext, reader_cls: Any, **options: Any) -> Any:
+    """A Gemini page reader of ``reader_cls`` (an :class:`extractors.gemini_pages.GeminiPageReader`
+    subclass: the Variety or the CCE extractor) configured from the Hollywood settings, or None
+    when the flow's plan says Gemini is unavailable (disabled, no key). The environment gives the
+    key, base URL and client options. Answers are cached per image under
+    ``CINESUB_HOME/cache/gemini-pages``."""
+    if not ctx.gemini.available:
+        return None
+    ep = ctx.env.gemini_endpoint()
+    if ep is None:
+        return None
+    hs = ctx.settings.hollywood
+    return reader_cls(ep.api_key, model=hs.gemini_model, base_url=ep.base_url, thinking_level=hs.gemini_thinking_level,
+                      media_resolution=hs.gemini_media_resolution,
+                      cache_dir=ctx.settings.home / "cache" / "gemini-pages", **{**ep.options, **options})
+
+
+def gemini_read(ctx: RunContext, reader: Any, pages: Sequence[Any]) -> Any:
+    """Read ``pages`` with ``reader``: one Batch API job series when ``hollywood.gemini_batch``
+    (poll interval and inline size from the environment), else sequential calls on the reader's
+    thread pool. Returns its ``ExtractionResult``."""
+    if ctx.settings.hollywood.gemini_batch:
+        ep = ctx.env.gemini_endpoint()
+        return reader.extract_pages_batch(pages, **(ep.batch_options if ep else {}))
+    return reader.extract_pages(pages)
+
+
+def live_marker(ctx: RunContext) -> dict[str, Any]:
+    """Fingerprint material of a stage that asks the Internet Archive (the environment's: the
+    sample world's digest, or the run id live — IA content can change)."""
+    return ctx.env.remote_marker(ctx.run_id)
+
+
+# --------------------------------------------------------------------------------------------
+# table writes
+# --------------------------------------------------------------------------------------------
+def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]],
+                 where: str | None = None) -> int:
+    """Replace ``table``'s rows (or those matching ``where``) by ``rows``, inserted by column
+    name in one transaction; returns the number inserted."""
+    cols = [r[0] for r in con.execute(f'DESCRIBE "{table}"').fetchall()]
+    present = [c for c in cols if any(c in r for r in rows[:1])]
+    data = pa.Table.from_pylist([{c: r.get(c) for c in present} for r in rows]) if rows else None
+    return copy_arrow(con, table, data, where)
+
+
+def copy_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table | None, where: str | None = None) -> int:
+    """Replace ``table`` (or its rows matching ``where``) by an Arrow table with the same column
+    names, in one transaction; returns the number of rows inserted."""
+    con.execute("BEGIN")
+    try:
+        con.execute(f'DELETE FROM "{table}"' + (f" WHERE {where}" if where else ""))
+        if data is not None and data.num_rows:
+            con.register("_pd_arrow", data)
+            names = ", ".join(f'"{c}"' for c in data.column_names)
+            con.execute(f'INSERT INTO "{table}" ({names}) SELECT {names} FROM _pd_arrow')
+            con.unregister("_pd_arrow")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return 0 if data is None else data.num_rows

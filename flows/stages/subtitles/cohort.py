@@ -1,0 +1,112 @@
+"""Stage ``cohort``: the funnel (SPEC A1 gates 1-6, sql/funnel.sql) and the duration-coverage
+audit of every selected track against the English track of the same film (SPEC A5)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+
+from flows.kernel_context import RunContext, Stage
+from cinesub.state import sql_text
+from flows.stages.subtitles.common import eligible_views
+from validators.candidate import flag_rows
+
+AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
+
+
+class CohortStage(Stage):
+    name = "cohort"
+    reads = ("films", "link_reviews", "selections", "ratings", "tracks", "decisions")
+    writes = ("film_gates", "funnel", "flags", "coverage")
+
+    def items_in_out(self, stats: dict[str, Any]) -> tuple[int | None, int | None, dict[str, int]]:
+        # films at gate 1 in, cohort films out, dropped by the funnel's reasons
+        funnel = stats.get("funnel") or []
+        dropped: dict[str, int] = {}
+        for g in funnel:
+            for reason, n in (g.get("reasons") or {}).items():
+                dropped[reason] = dropped.get(reason, 0) + int(n)
+        first = funnel[0]["kept"] + funnel[0]["dropped"] if funnel else None
+        return first, stats.get("cohort_films"), dropped
+
+    def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        from validators.duration_audit import audit
+
+        eligible_views(con, ctx)
+        con.execute("CREATE OR REPLACE TEMP TABLE wanted_countries (country VARCHAR)")
+        con.executemany("INSERT INTO wanted_countries VALUES (?)", [[c] for c in ctx.settings.countries])
+        con.execute(sql_text("funnel.sql"))
+        con.execute("BEGIN")
+        con.execute("DELETE FROM film_gates")
+        con.execute("INSERT INTO film_gates SELECT kim_id, imdb_id, dropped_at, reason, detail FROM film_gate_eval")
+        con.execute("DELETE FROM funnel")
+        con.execute("INSERT INTO funnel SELECT gate_no, gate, kept, dropped, reasons FROM funnel_now")
+
+        # Duration audit over the selected tracks of cohort films (review flags; never deletes).
+        con.execute(f"DELETE FROM flags WHERE layer IN {AUDIT_LAYERS}")
+        rows = con.execute(
+            """SELECT s.imdb_id, s.language, t.track_id, t.provider, t.file_id, t.first_start_ms,
+                      t.last_end_ms, t.n_entries, t.n_tokens, t.runtime_min
+               FROM selections s
+               JOIN film_gates g ON g.imdb_id = s.imdb_id AND g.dropped_at IS NULL
+               JOIN tracks t ON t.track_id = s.track_id
+               ORDER BY s.imdb_id, s.language"""
+        ).fetchall()
+        by_film: dict[str, dict[str, dict]] = {}
+        for imdb, lang, tid, prov, fid, first, last, n_e, n_t, runtime in rows:
+            by_film.setdefault(imdb, {})[lang] = dict(
+                track_id=tid, provider=prov, file_id=fid, first_start_ms=first, last_end_ms=last,
+                n_entries=n_e, n_tokens=n_t, runtime_min=runtime)
+        n_flags = 0
+        for imdb, tracks in by_film.items():
+            english = tracks.get("en")
+            if english is None:
+                continue
+            for lang, tr in tracks.items():
+                for row in flag_rows(audit(tr, english, tr["runtime_min"], ctx.settings.thresholds)):
+                    if lang == "en" and row["layer"] != "span_ratio":
+                        continue
+                    con.execute(
+                        """INSERT INTO flags (track_id, imdb_id, language, provider, file_id, layer, severity,
+                               value, threshold, detail, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                        [tr["track_id"], imdb, lang, tr["provider"], tr["file_id"], row["layer"], row["severity"],
+                         row["value"], row["threshold"], row["detail"], row["evidence"]],
+                    )
+                    n_flags += 1
+        coverage = self._coverage(ctx, con)
+        con.execute("COMMIT")
+        funnel = [
+            {"gate_no": g, "gate": n, "kept": k, "dropped": d, "reasons": json.loads(r) if r else {}}
+            for g, n, k, d, r in con.execute("SELECT * FROM funnel ORDER BY gate_no").fetchall()
+        ]
+        cohort = con.execute("SELECT count(*) FROM film_gates WHERE dropped_at IS NULL").fetchone()[0]
+        return {"cohort_films": cohort, "audit_flags": n_flags, "funnel": funnel, "coverage": coverage}
+
+    @staticmethod
+    def _coverage(ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        """SPEC A7 per-K table (exact search and frequency prefix) for languages, then countries,
+        over the films that pass gates 2-4; English is required among the languages."""
+        from validators.coverage_optimizer import solve
+
+        con.execute(sql_text("coverage_input.sql"))
+        con.execute("DELETE FROM coverage")
+        best: dict[str, Any] = {}
+        for dim, view, pool, required in (("languages", "coverage_languages", 29, ["en"]),
+                                          ("countries", "coverage_countries", 21, [])):
+            pairs = con.execute(f"SELECT film_id, attribute FROM {view} ORDER BY 1, 2").fetchall()
+            if not pairs:
+                continue
+            present = {a for _, a in pairs}
+            result = solve(pairs, pool=pool, require=[r for r in required if r in present])
+            for row in result["per_k"]:
+                for method in ("search", "prefix"):
+                    r = row.get(method)
+                    con.execute(
+                        "INSERT INTO coverage VALUES (?, ?, ?, ?, ?, ?)",
+                        [dim, row["k"], method, ",".join(r["attributes"]) if r else None,
+                         r["films"] if r else None, r["score"] if r else None],
+                    )
+            best[dim] = result["best"]
+        return best

@@ -1,0 +1,53 @@
+"""Stage ``release``: publish the cohort as a versioned release (warehouse/release.py).
+
+A failing consistency gate publishes nothing: the stage reports ``blocked`` with the gate
+report's path and leaves no reusable marker, so the next build checks again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from flows.kernel_context import RunContext, Stage
+from flows.kernel_exec import stage_stats_rows
+from warehouse.release import ReleaseBlocked, publish
+
+
+class ReleaseStage(Stage):
+    name = "release"
+    version = "3"  # 3: the task_references table
+    reads = ("films", "film_gates", "funnel", "selections", "tracks", "entries", "ratings",
+             "language_safety", "flags", "sanitization_log", "coverage", "curation", "task_fields",
+             "withdrawals")
+    writes = ("film_ids", "splits")
+    retries = 1
+
+    def items_in_out(self, stats: dict[str, Any]) -> tuple[int | None, int | None, dict[str, int]]:
+        counts = stats.get("counts") or {}
+        return counts.get("films"), counts.get("films"), {"blocked": 1} if stats.get("blocked") else {}
+
+    def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
+        from warehouse.release import latest_version
+
+        return {"latest": latest_version(ctx.settings.releases_dir)}
+
+    def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        inputs = ctx.env.release_inputs()
+        try:
+            return publish(
+                con,
+                ctx.settings.releases_dir,
+                config_hash=ctx.settings.config_hash(),
+                inputs=inputs,
+                countries=tuple(ctx.settings.countries),
+                languages=tuple(ctx.settings.languages),
+                release_settings=ctx.settings.release,
+                reports_dir=ctx.settings.reports_dir,
+                thresholds=ctx.settings.thresholds,
+                stage_stats=stage_stats_rows(con, ctx.run_id, ctx.flow),
+            )
+        except ReleaseBlocked as exc:
+            return {"blocked": True, "incomplete": True, "gate_report": str(exc.report),
+                    "gate": exc.summary, "version": None, "path": None, "new": False, "counts": {}}
