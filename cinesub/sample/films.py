@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from cinesub.sample import catalog
+import cinesub.sample.catalog as catalog
 from cinesub.sample.model import CastEntry, Film
 from cinesub.sample.tracks import build_dialogue
 from cinesub.settings import COUNTRIES

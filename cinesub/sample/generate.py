@@ -25,7 +25,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from cinesub.sample import catalog
+import cinesub.sample.catalog as catalog
 from cinesub.sample.encodings import ENCODINGS, MENU
 from cinesub.sample.films import GATE_CASES, GATES, MIN_FILMS, imdb_id, make_film, seeded_rng
 from cinesub.sample.model import Film

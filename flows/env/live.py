@@ -16,7 +16,7 @@ from typing import Any
 from cinesub.errors import ConfigError
 from cinesub.rawstore import RawStore
 from cinesub.settings import resolve_secret
-from flows.env import Environment, GeminiEndpoint, HollywoodInputs, dir_digest, file_digest
+from flows.env.base import Environment, GeminiEndpoint, HollywoodInputs, dir_digest, file_digest
 
 
 def _path(value: Any) -> Path | None:

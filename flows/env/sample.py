@@ -25,7 +25,7 @@ from cinesub import tmpfiles
 from cinesub.errors import UsageError
 from cinesub.rawstore import RawStore
 from cinesub.settings import Settings
-from flows.env import Environment, GeminiEndpoint, HollywoodInputs, dir_digest
+from flows.env.base import Environment, GeminiEndpoint, HollywoodInputs, dir_digest
 from flows.env.live import quota_state
 
 SAMPLE_GENERATOR_VERSION_FILE = "world.json"
