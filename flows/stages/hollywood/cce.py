@@ -44,7 +44,7 @@ import duckdb
 
 from flows.kernel_context import RunContext
 from flows.stages.hollywood.common import (PDStage, file_digest, gemini_inputs, gemini_read, gemini_reader, ia_client,
-                                    raw_store, replace_rows)
+                                    raw_store, refuse_item, replace_rows)
 
 #: ``extractor`` of the rows the OCR-text parser, Gemini and the CPRS export reader give
 OCR_EXTRACTOR, GEMINI_EXTRACTOR, EXPORT_EXTRACTOR = "ocr-rules", "gemini", "export"
@@ -85,16 +85,13 @@ class CCEDiscoverStage(PDStage):
                 if texts is not None:
                     row.update(djvu_sha256=client.cached(ident, djvu), text_source="djvu", n_pages=len(texts))
             except ProviderError as exc:
-                row["reason"] = exc.reason_code
-                reasons[exc.reason_code] += 1
-                items.append(row)
+                refuse_item(row, exc, reasons, items)
                 continue
             images: dict[int, str] = {}
             try:
                 images = {p.page: p.sha256 for p in client.page_images(ident, dpi=PAGE_DPI)}  # stored by the client
             except ProviderError as exc:  # text pages stay readable by the OCR parser
-                row["reason"] = exc.reason_code
-                reasons[exc.reason_code] += 1
+                refuse_item(row, exc, reasons)
             if texts is not None:
                 for leaf, text in enumerate(texts):
                     sha, _ = store.put(text.encode("utf-8"))

@@ -144,6 +144,15 @@ def live_marker(ctx: RunContext) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # table writes
 # --------------------------------------------------------------------------------------------
+def refuse_item(row: dict[str, Any], exc: Any, reasons: Any, items: list[dict[str, Any]] | None = None) -> None:
+    """Record on a discovery row why the archive refused it (the item stays listed, with its
+    reason); with ``items``, the row is listed there now (the item goes no further)."""
+    row["reason"] = exc.reason_code
+    reasons[exc.reason_code] += 1
+    if items is not None:
+        items.append(row)
+
+
 def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]],
                  where: str | None = None) -> int:
     """Replace ``table``'s rows (or those matching ``where``) by ``rows``, inserted by column

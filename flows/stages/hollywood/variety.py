@@ -29,7 +29,7 @@ import duckdb
 from flows.items import LocalItemRunner
 from flows.kernel_context import RunContext
 from flows.stages.hollywood.common import PDStage, file_digest, gemini_inputs, gemini_read, gemini_reader, ia_client
-from flows.stages.hollywood.common import raw_store, replace_rows
+from flows.stages.hollywood.common import raw_store, refuse_item, replace_rows
 from flows.stages.hollywood.pages import extract_failed, extract_work, filter_failed, filter_work
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -110,9 +110,7 @@ class VarietyDiscoverStage(PDStage):
                     next((n for n in names if n.endswith("_djvu.txt")), None)
                 row["djvu_sha256"] = client.cached(ident, djvu) if djvu else None
             except ProviderError as exc:
-                row["reason"] = exc.reason_code
-                reasons[exc.reason_code] += 1
-                items.append(row)
+                refuse_item(row, exc, reasons, items)
                 continue
             images: dict[int, str] = {}
             try:
@@ -120,8 +118,7 @@ class VarietyDiscoverStage(PDStage):
                 images = {p.page: p.sha256 for p in imgs}
                 row["images_source"] = imgs[0].source.split(":")[0] if imgs else None
             except ProviderError as exc:  # text pages stay usable by the OCR-rules extractor
-                row["reason"] = exc.reason_code
-                reasons[exc.reason_code] += 1
+                refuse_item(row, exc, reasons)
             row["n_pages"] = len(texts)
             items.append(row)
             lo, hi = _iso(row.get("date_start")), _iso(row.get("date_end"))
