@@ -79,7 +79,8 @@ class PDStage(Stage):
     asks_archive: ClassVar[bool] = False
 
     def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
-        return live_marker(ctx) if self.asks_archive else {}
+        # IA content can change: the environment says what stands for it (world digest / run id)
+        return ctx.env.remote_marker(ctx.run_id) if self.asks_archive else {}
 
     def config_hash(self, ctx: RunContext) -> str:
         return hollywood_config_hash(ctx.settings, with_as_of=self.uses_as_of)
@@ -133,12 +134,6 @@ def gemini_read(ctx: RunContext, reader: Any, pages: Sequence[Any]) -> Any:
         ep = ctx.env.gemini_endpoint()
         return reader.extract_pages_batch(pages, **(ep.batch_options if ep else {}))
     return reader.extract_pages(pages)
-
-
-def live_marker(ctx: RunContext) -> dict[str, Any]:
-    """Fingerprint material of a stage that asks the Internet Archive (the environment's: the
-    sample world's digest, or the run id live — IA content can change)."""
-    return ctx.env.remote_marker(ctx.run_id)
 
 
 # --------------------------------------------------------------------------------------------
