@@ -188,6 +188,7 @@ from cinesub import cli_copyright; cli_copyright.register(app)  # noqa: E702
 from cinesub import cli_boxoffice; cli_boxoffice.register(app)  # noqa: E702
 from cinesub import cli_hollywood; cli_hollywood.register(app)  # noqa: E702
 from cinesub import cli_runs; cli_runs.register(app)  # noqa: E702
+from cinesub import cli_sources; cli_sources.register(app)  # noqa: E702
 
 
 def main() -> None:  # pragma: no cover

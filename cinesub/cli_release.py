@@ -142,6 +142,10 @@ def register(app: typer.Typer) -> None:
                   "thresholds": settings.thresholds}
         try:
             with home_lock(settings.home), connect(settings.state_db) as con:
+                from warehouse.release import read_selection  # the sets the build's survey chose
+
+                kwargs["languages"] = read_selection(con, "languages", kwargs["languages"])
+                kwargs["countries"] = read_selection(con, "countries", kwargs["countries"])
                 out = withdraw(con, rdir, film, reason=reason, requested_by=by, publish_kwargs=kwargs)
         except WithdrawError as exc:
             err.print(f"[red]{exc.code}: {exc}[/red]")

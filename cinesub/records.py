@@ -90,13 +90,15 @@ class CastMember(BaseModel):
 
 
 class ImdbRecord(BaseModel):
-    """IMDb datasets (title.basics / title.ratings) joined with the title page."""
+    """IMDb datasets (basics, ratings, crew, principals, name.basics) joined with the title pages."""
 
     imdb_id: str
     title: str
+    original_title: str | None = None  # title.basics originalTitle
     year: int | None = None
     runtime_min: int | None = None
     rating: float | None = None
+    votes: int | None = None  # title.ratings numVotes
     genres: list[str] = Field(default_factory=list)
     countries: list[str] = Field(default_factory=list)
     languages: list[str] = Field(default_factory=list)

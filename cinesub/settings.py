@@ -16,6 +16,7 @@ import tomllib
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import pydantic
 import yaml
@@ -80,11 +81,105 @@ class SafetySettings(BaseModel):
     discrepancy_large: int = Field(5, ge=0, description="|subtitle count - KIM count| above this is a large discrepancy")
 
 
+#: the real services (EndpointSettings defaults); a mirror, a proxy or a replay server replaces any
+DEFAULT_ENDPOINTS: dict[str, str] = {
+    "kim": "https://kids-in-mind.com",
+    "csm": "https://www.commonsensemedia.org",
+    "imdb": "https://www.imdb.com",
+    "imdb_datasets": "https://datasets.imdbws.com",
+    "opensubtitles": "https://api.opensubtitles.com/api/v1",
+    "subdl": "https://api.subdl.com/api/v1",
+    "subdl_download": "https://dl.subdl.com",
+    "internet_archive": "https://archive.org",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def check_endpoint_url(value: Any) -> str:
+    """An ``http(s)://HOST[:PORT][/PATH]`` base URL without a trailing ``/`` (``ValueError`` naming
+    the expected form otherwise)."""
+    if not isinstance(value, str):
+        raise ValueError(f"not an http(s) URL: {value!r} (expected http(s)://HOST[:PORT][/PATH])")
+    text = value.strip()
+    parts = urlsplit(text)
+    try:
+        parts.port  # noqa: B018 -- raises on a port that is not a number or out of range
+    except ValueError:
+        raise ValueError(f"bad port in URL {value!r}") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in text):
+        raise ValueError(f"not an http(s) URL: {value!r} (expected http(s)://HOST[:PORT][/PATH])")
+    if parts.query or parts.fragment:
+        raise ValueError(f"a base URL has no query or fragment: {value!r}")
+    return text.rstrip("/")
+
+
+def host_to_url(host: str) -> str:
+    """``hollywood.ia_host`` (a host name, ``HOST:PORT`` or a URL) as a base URL: a loopback host
+    defaults to plain HTTP, any other to HTTPS (what :func:`extractors.ia.make_session` did)."""
+    host = host.strip()
+    if "://" in host:
+        return host
+    return ("http://" if host.startswith(_LOOPBACK_HOSTS) else "https://") + host
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` with the password of its userinfo replaced by ``***`` (``https://user:***@host``)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{netloc}"))
+
+
+class EndpointSettings(BaseModel):
+    """Base URL of every remote service (``[endpoints]``, ``CINESUB_ENDPOINTS__<NAME>``): point the
+    same live code at a mirror, a proxy or a replay server. Not part of the config hash (where the
+    bytes come from changes no output); the sample build points them at its fixture servers."""
+
+    model_config = _STRICT
+
+    kim: str = Field(DEFAULT_ENDPOINTS["kim"], description="Kids-in-Mind site root (per-letter indexes, reviews)")
+    csm: str = Field(DEFAULT_ENDPOINTS["csm"], description="Common Sense Media site root (/movie-reviews)")
+    imdb: str = Field(DEFAULT_ENDPOINTS["imdb"], description="IMDb www root (/title/<tt>/ pages)")
+    imdb_datasets: str = Field(DEFAULT_ENDPOINTS["imdb_datasets"], description="IMDb datasets root (<name>.tsv.gz)")
+    opensubtitles: str = Field(DEFAULT_ENDPOINTS["opensubtitles"], description="OpenSubtitles REST API base")
+    subdl: str = Field(DEFAULT_ENDPOINTS["subdl"], description="SubDL API base")
+    subdl_download: str = Field(DEFAULT_ENDPOINTS["subdl_download"], description="SubDL download host (ZIPs)")
+    internet_archive: str = Field(DEFAULT_ENDPOINTS["internet_archive"],
+                                  description="Internet Archive root (search, metadata, download)")
+    gemini: str = Field(DEFAULT_ENDPOINTS["gemini"], description="Gemini API root (google-genai base_url)")
+
+    @pydantic.field_validator("*", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> str:
+        return check_endpoint_url(value)
+
+    def as_dict(self) -> dict[str, str]:
+        return self.model_dump()
+
+    def public(self) -> dict[str, str]:
+        """The endpoints with userinfo passwords redacted (for manifests and logs)."""
+        return {k: redact_url(v) for k, v in self.model_dump().items()}
+
+
+#: deprecated settings that name an endpoint: (section, key, endpoint); set, they fill ``endpoints``
+DEPRECATED_ENDPOINT_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("providers", "opensubtitles_url", "opensubtitles"),
+    ("providers", "subdl_url", "subdl"),
+    ("curation", "gemini_base_url", "gemini"),
+    ("hollywood", "ia_host", "internet_archive"),
+)
+
+
 class ProviderSettings(BaseModel):
     model_config = _STRICT
 
-    opensubtitles_url: str = "https://api.opensubtitles.com/api/v1"
-    subdl_url: str = "https://api.subdl.com/api/v1"
+    #: deprecated: ``endpoints.opensubtitles`` / ``endpoints.subdl`` (set, they fill those)
+    opensubtitles_url: str | None = None
+    subdl_url: str | None = None
     opensubtitles_api_key: SecretStr | None = None
     opensubtitles_username: str | None = None
     opensubtitles_password: SecretStr | None = None
@@ -105,7 +200,7 @@ class CurationSettings(BaseModel):
     gemini_model: str = "gemini-2.5-flash"
     gemini_api_key: SecretStr | None = None
     gemini_api_key_block: str | None = "gemini-api-key"
-    gemini_base_url: str | None = None
+    gemini_base_url: str | None = Field(None, description="deprecated: endpoints.gemini (set, it fills that)")
     gemini_thinking_level: str | None = None
     #: task fields subject to the completeness rule (a field is kept only when every cohort film has it)
     task_fields: tuple[str, ...] = ("plot", "synopsis", "storyline", "keyMessage", "genres", "ageSuitabilityRating")
@@ -166,11 +261,51 @@ class HollywoodSettings(BaseModel):
         "protected (R5_source_work_renewed), unknown → needs_review. A malformed file fails the "
         "copyright-status stage. Sample builds use the CCE world's afi_based_on.tsv")
     gold_dir: Path | None = Field(None, description="live: hand-labelled gold pages gold/<item>/<leaf>.json")
-    ia_host: str | None = Field(None, description="Internet Archive host (default archive.org)")
+    ia_host: str | None = Field(None, description="deprecated: endpoints.internet_archive (a host name, HOST:PORT "
+                                "or URL; set, it fills that)")
     max_items: int | None = Field(None, ge=1, description="cap on Variety items per build (live trial runs)")
     film_title_min: float = Field(90.0, ge=0, le=100, description="title similarity (0-100) linking a ranked film to a "
                                   "registration or an IA film item")
     sample_seed: int = Field(1934, description="seed of the sample Variety and CCE worlds")
+
+
+class SelectionSettings(BaseModel):
+    """SPEC A7 run by the build (``[selection]``; flows/stages/subtitles/survey.py,
+    docs/coverage.md "Selection run by the build"): a search-only availability survey and the exact
+    complete-coverage search choose the subtitle languages the build acquires and the rating
+    countries it releases. ``fixed`` mode uses ``Settings.languages`` / ``Settings.countries``
+    (the survey still records its tables)."""
+
+    model_config = _STRICT
+
+    languages_mode: Literal["survey", "fixed"] = Field(
+        "survey", description="'survey': the coverage search over the survey chooses the languages; "
+        "'fixed': acquire Settings.languages")
+    language_pool: tuple[str, ...] | None = Field(
+        None, description="languages the survey asks the primary provider for (OpenSubtitles codes); "
+        "None: every language it lists, the pool being the language_pool_size most available (the paper "
+        "names only 6 of its 29 and the 29th, Czech)")
+    language_pool_size: int = Field(29, ge=1, le=200, description="top-N languages by availability in the pool")
+    languages_k: int | Literal["optimum"] = Field(
+        6, description="languages to choose (the paper's 6), or 'optimum': the best K of all")
+    languages_required: tuple[str, ...] = Field(("en",), description="languages every chosen set contains")
+    languages_min_films: int = Field(1, ge=0, description="a chosen language set keeps at least this many films")
+    countries_mode: Literal["survey", "fixed"] = Field(
+        "survey", description="'survey': the coverage search chooses the rating countries; "
+        "'fixed': Settings.countries")
+    country_pool_size: int = Field(21, ge=1, le=300, description="top-N rating countries by availability in the pool")
+    countries_k: int | Literal["optimum"] = Field(10, description="rating countries to choose (the paper's 10)")
+    countries_required: tuple[str, ...] = Field((), description="countries every chosen set contains")
+    countries_min_films: int = Field(1, ge=0, description="a chosen country set keeps at least this many films")
+    survey_max_pages: int = Field(20, ge=1, le=1000,
+                                  description="result pages read per film by the availability survey")
+
+    @pydantic.field_validator("languages_k", "countries_k")
+    @classmethod
+    def _k(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            raise ValueError("must be >= 1 or 'optimum'")
+        return value
 
 
 _DASK_ADDRESS_RE = re.compile(r"^(tcp|tls)://[A-Za-z0-9_.\-]+(?::\d{1,5})?$|^(tcp|tls)://\[[0-9A-Fa-f:]+\](?::\d{1,5})?$")
@@ -187,6 +322,23 @@ def check_dask_address(value: str | None) -> str | None:
     if port.isdigit() and not 0 < int(port) < 65536:
         raise ValueError(f"port out of range in Dask scheduler address {value!r}")
     return value
+
+
+class SourceSettings(BaseModel):
+    """The crawl of the metadata sources (``cinesub sources mirror``; docs/sources.md "Crawl").
+    Changes no output (not in the config hash): it decides how pages are fetched, not what they say."""
+
+    model_config = _STRICT
+
+    browser_fallback: bool = Field(False, description="fetch a page answered with a bot challenge (AWS WAF) "
+                                   "again in headless Chromium (/usr/bin/chromium via Playwright)")
+    requests_per_second: float = Field(1.0, gt=0, description="per-site request rate of the crawl "
+                                       "(a robots.txt Crawl-delay lowers it further)")
+    user_agent: str | None = Field(None, description="User-Agent of the crawl; keep the cinesub/<version> token and "
+                                   "add your contact (default: extractors.sources.fetch.DEFAULT_USER_AGENT)")
+    refresh_after_days: float = Field(30.0, ge=0, description="a review/title page fetched less than this many days "
+                                      "ago is not asked for again (index pages and datasets always are, "
+                                      "conditionally)")
 
 
 class ExecutionSettings(BaseModel):
@@ -214,6 +366,7 @@ class Settings(BaseSettings):
     home: Path = Field(Path("./var"), description="CINESUB_HOME: state, raw store, releases")
     languages: tuple[str, ...] = LANGUAGES
     countries: tuple[str, ...] = COUNTRIES
+    selection: SelectionSettings = SelectionSettings()
     decoder_policy: Literal["default", "paper"] = "default"
     seed: int = 7
     thresholds: Thresholds = Thresholds()
@@ -223,10 +376,33 @@ class Settings(BaseSettings):
     curation: CurationSettings = CurationSettings()
     release: ReleaseSettings = ReleaseSettings()
     hollywood: HollywoodSettings = HollywoodSettings()
+    endpoints: EndpointSettings = EndpointSettings()
+    sources: SourceSettings = SourceSettings()
     workers: int = Field(2, ge=1, le=256, description="parallel processes for track processing")
     execution: ExecutionSettings = ExecutionSettings()
     raw_store_url: str | None = Field(None, description="fsspec URL of the raw store (s3://bucket/raw, "
                                       "file:///srv/raw); default: the local folder CINESUB_HOME/raw")
+
+    @pydantic.model_validator(mode="after")
+    def _deprecated_endpoints(self) -> Settings:
+        """The deprecated endpoint keys (``providers.opensubtitles_url``, ...) fill ``endpoints``;
+        set together with the endpoint to another URL they are an error."""
+        updates: dict[str, str] = {}
+        for section, key, name in DEPRECATED_ENDPOINT_KEYS:
+            old = getattr(getattr(self, section), key)
+            if old is None:
+                continue
+            try:
+                url = check_endpoint_url(host_to_url(old) if key == "ia_host" else old)
+            except ValueError as exc:
+                raise ValueError(f"{section}.{key} (deprecated, use endpoints.{name}): {exc}") from None
+            if name in self.endpoints.model_fields_set and getattr(self.endpoints, name) != url:
+                raise ValueError(f"{section}.{key} (deprecated) = {redact_url(url)!r} disagrees with endpoints.{name}"
+                                 f" = {redact_url(getattr(self.endpoints, name))!r}: set only endpoints.{name}")
+            updates[name] = url
+        if updates:
+            self.endpoints = self.endpoints.model_copy(update=updates)
+        return self
 
     # -- derived paths -------------------------------------------------------------------------
     @property
@@ -251,6 +427,11 @@ class Settings(BaseSettings):
             "opensubtitles_api_key", "opensubtitles_password", "subdl_api_key", "opensubtitles_username"},
             "curation": {"gemini_api_key"}})
         data["home"] = str(self.home)
+        # endpoints are not secret, but a URL may carry ``user:password@``
+        data["endpoints"] = self.endpoints.public()
+        for section, key, _ in DEPRECATED_ENDPOINT_KEYS:
+            if data.get(section, {}).get(key):
+                data[section][key] = redact_url(data[section][key])
         return data
 
     def config_hash(self) -> str:
@@ -262,6 +443,10 @@ class Settings(BaseSettings):
         data.pop("raw_store_url", None)  # content-addressed: the same bytes wherever they are kept
         data.pop("inputs", None)  # input contents are fingerprinted by the stages themselves
         data.pop("hollywood", None)  # the build-hollywood flow hashes its own section (flows/stages/hollywood/common.py)
+        data.pop("endpoints", None)  # a mirror, a proxy or a replay of the same services changes no output
+        data.pop("sources", None)  # how the crawl fetches pages changes no output
+        for section, key, _ in DEPRECATED_ENDPOINT_KEYS:  # their old names neither
+            data.get(section, {}).pop(key, None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -362,6 +547,9 @@ def _describe(exc: pydantic.ValidationError, source: str) -> str:
     msgs = []
     for err in exc.errors():
         loc = ".".join(str(x) for x in err.get("loc", ()))
+        if not loc:  # a check across sections (Settings model validator): its message says it all
+            msgs.append(f"{err.get('msg', '').removeprefix('Value error, ')} in {source}")
+            continue
         if err.get("type") == "extra_forbidden":
             msgs.append(f"unknown config key '{loc}' in {source}")
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -77,6 +78,28 @@ def migrate_entry_positions(con: duckdb.DuckDBPyConnection) -> bool:
         con.execute("ROLLBACK")
         raise
     return True
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """BEGIN … COMMIT, or ROLLBACK on any exception (re-raised)."""
+    con.execute("BEGIN")
+    try:
+        yield con
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def replace_rows(con: duckdb.DuckDBPyConnection, tables: dict[str, list[list[Any]] | None]) -> None:
+    """Replace the whole content of each table by its rows (positional, all columns), in the
+    caller's transaction."""
+    for table, rows in tables.items():
+        con.execute(f'DELETE FROM "{table}"')
+        if rows:
+            width = len(rows[0])
+            con.executemany(f'INSERT INTO "{table}" VALUES ({", ".join("?" * width)})', rows)
 
 
 @contextlib.contextmanager

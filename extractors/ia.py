@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from cinesub.rawstore import RawStore
 from extractors.http_client import (ANY_SERVER_RETRY_STATUSES, AttemptFailed, RetriesExhausted, RetryPolicy,
@@ -99,12 +99,27 @@ def _raise_for_status_hook(response: Any, *args: Any, **kwargs: Any) -> Any:
     return response
 
 
+def endpoint_host(url: str) -> tuple[str, bool]:
+    """(``HOST[:PORT]``, HTTPS?) of an Internet Archive base URL such as ``https://archive.org``
+    (``ValueError`` when it has a path: the ``internetarchive`` package addresses a host root)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    if parts.path.strip("/"):
+        raise ValueError(f"an Internet Archive endpoint is a host root, not {url!r} (no path)")
+    return parts.netloc, parts.scheme == "https"
+
+
 def make_session(host: str | None = None, *, secure: bool | None = None, user_agent_suffix: str = "cinesub") -> Any:
     """An ``internetarchive.ArchiveSession`` for ``host`` (default archive.org over HTTPS; a
-    loopback ``127.0.0.1:PORT`` defaults to plain HTTP), with the package's urllib3 retries off."""
+    loopback ``127.0.0.1:PORT`` defaults to plain HTTP; a base URL ``http(s)://HOST[:PORT]`` says
+    which itself), with the package's urllib3 retries off."""
     from internetarchive import ArchiveSession
 
     host = host or "archive.org"
+    if "://" in host:  # a base URL (``endpoints.internet_archive``): its scheme says HTTP or HTTPS
+        host, url_secure = endpoint_host(host)
+        secure = url_secure if secure is None else secure
     if secure is None:
         secure = not host.startswith(("127.0.0.1", "localhost", "[::1]"))
     config = {"general": {"host": host, "secure": secure, "user_agent_suffix": user_agent_suffix}}
@@ -242,6 +257,11 @@ class IAClient:
     def for_host(cls, host: str | None = None, store: RawStore | Path | str | None = None, **kw: Any) -> IAClient:
         st = store if isinstance(store, RawStore) or store is None else RawStore(Path(store))
         return cls(make_session(host), st, **kw)
+
+    @classmethod
+    def for_endpoint(cls, url: str, store: RawStore | Path | str | None = None, **kw: Any) -> IAClient:
+        """A client of the Internet Archive at base URL ``url`` (``endpoints.internet_archive``)."""
+        return cls.for_host(url, store, **kw)
 
     # -- retry loop ----------------------------------------------------------------------------
     def _call(self, op: str, key: str, fn: Callable[[], Any]) -> Any:

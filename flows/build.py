@@ -1,6 +1,6 @@
 """The ``build-cinesub`` Prefect flow: the subtitle corpus.
 
-    inventory → (acquire ⇄ process)* → cohort → curate → annotate → release → report
+    inventory → survey → (acquire ⇄ process)* → cohort → curate → annotate → release → report
 
 The flow is declared here (:data:`FLOW`) and run by the kernel (flows/kernel.py), which generates
 one Prefect task per stage, keeps the run bookkeeping and reuses finished work: stages whose
@@ -32,10 +32,12 @@ from flows.stages.subtitles.curate import CurateStage
 from flows.stages.subtitles.inventory import InventoryStage
 from flows.stages.subtitles.process import ProcessStage
 from flows.stages.subtitles.release import ReleaseStage
+from flows.stages.subtitles.survey import SurveyStage
 
 #: the flow's stages, in order
 STEPS = (
     InventoryStage,
+    SurveyStage,  # availability survey + exact coverage search choose the languages and countries
     Loop((AcquireStage, ProcessStage), max_rounds=lambda s: s.thresholds.max_candidates,
          until=lambda r: r["process"].get("needing_more", 0) == 0,
          pause=lambda r: r["acquire"].get("quota_exhausted")),
@@ -57,8 +59,12 @@ def report(ctx: RunContext, summary: dict[str, Any]) -> dict[str, Any]:
     from warehouse.report import MARKDOWN_ARTIFACT_KEY, TABLE_ARTIFACT_KEY, write_report
 
     settings, run_id = ctx.settings, ctx.run_id
+    from warehouse.release import read_selection
+
+    with connect(settings.state_db, read_only=False) as con:
+        languages = list(read_selection(con, "languages", tuple(settings.languages)))
     rep = write_report(settings.state_db, settings.reports_dir, run_id, summary, settings.thresholds,
-                       list(settings.languages), PROCESSING_VERSION)
+                       languages, PROCESSING_VERSION)
     info: dict[str, Any] = {k: rep[k] for k in ("path", "flags", "flagged_tracks", "rejected_tracks")}
     try:
         from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -122,6 +128,10 @@ def build_summary(ctx: RunContext, stages: dict[str, Any]) -> dict[str, Any]:
         ]
         stored_tracks, stored_blobs = con.execute(
             "SELECT (SELECT count(*) FROM tracks), (SELECT count(*) FROM blobs)").fetchone()
+        selection: dict[str, Any] = {}
+        for dim, attr, mode in con.execute(
+                "SELECT dimension, attribute, mode FROM selected_attributes ORDER BY dimension, position").fetchall():
+            selection.setdefault(dim, {"mode": mode, "chosen": []})["chosen"].append(attr)
     downloaded = _sum(stages, "acquire", "downloaded")
     reused_blobs = _sum(stages, "acquire", "reused_blobs")
     processed = _sum(stages, "process", "processed")
@@ -139,6 +149,7 @@ def build_summary(ctx: RunContext, stages: dict[str, Any]) -> dict[str, Any]:
         "entries": rel.get("counts", {}).get("entries"),
         "flags_by_layer": flags_by_layer,
         "flags_on_selected_tracks": selected_flags,
+        "selection": selection,  # the languages and rating countries the survey stage chose
         "funnel": funnel,
         "work": {
             "downloaded": downloaded,

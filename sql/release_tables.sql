@@ -80,6 +80,14 @@ ORDER BY l.imdb_id, l.language, l.position, l."index";
 CREATE OR REPLACE TEMP VIEW release_coverage AS
 SELECT dimension, k, method, attributes, films, score FROM coverage ORDER BY dimension, k, method;
 
+-- The selection run by the build (SPEC A7, stage `survey`): the chosen languages and rating
+-- countries in release order, and the survey's per-K table (exact search and frequency prefix)
+-- over the availability survey (docs/coverage.md "Selection run by the build").
+CREATE OR REPLACE TEMP VIEW release_selection AS
+SELECT dimension, position, attribute, mode FROM selected_attributes ORDER BY dimension, position;
+CREATE OR REPLACE TEMP VIEW release_selection_per_k AS
+SELECT dimension, k, method, attributes, films, score FROM selection_per_k ORDER BY dimension, k, method;
+
 -- Task references (SPEC A10/A11): one row per released film, the benchmark targets exactly as
 -- films.jsonl carries them. plot/synopsis/storyline are the cleaned text of `curation` (the raw
 -- text stays in the state DB; a film without a curation row keeps its source text, as the entity

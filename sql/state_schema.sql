@@ -282,6 +282,40 @@ CREATE TABLE IF NOT EXISTS coverage (
     PRIMARY KEY (dimension, k, method)
 );
 
+-- The selection run by the build (SPEC A7, stage `survey`, docs/coverage.md "Selection run by
+-- the build"). availability: what a search-only query to the primary provider lists per film
+-- past gate 4 and language (items = subtitle items listed, 0 included; NULL with status
+-- search_failed and a reason when the film's search failed, never a silent gap).
+CREATE TABLE IF NOT EXISTS availability (
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    items         INTEGER,
+    provider      VARCHAR NOT NULL,
+    status        VARCHAR NOT NULL,          -- ok | truncated | search_failed
+    reason        VARCHAR,                   -- "<reason code>: <detail>" when not ok
+    PRIMARY KEY (imdb_id, language)
+);
+
+-- The chosen sets: one row per dimension and chosen attribute, in release order.
+CREATE TABLE IF NOT EXISTS selected_attributes (
+    dimension     VARCHAR NOT NULL,          -- languages | countries
+    attribute     VARCHAR NOT NULL,
+    position      INTEGER NOT NULL,          -- 1-based, the release order
+    mode          VARCHAR NOT NULL,          -- survey | fixed | survey_label_space
+    PRIMARY KEY (dimension, attribute)
+);
+
+-- The survey's per-K table: exact search optimum and frequency prefix for every K.
+CREATE TABLE IF NOT EXISTS selection_per_k (
+    dimension     VARCHAR NOT NULL,          -- languages | countries
+    k             INTEGER NOT NULL,
+    method        VARCHAR NOT NULL,          -- search | prefix
+    attributes    VARCHAR,                   -- comma-separated, sorted; NULL when infeasible
+    films         BIGINT,
+    score         BIGINT,
+    PRIMARY KEY (dimension, k, method)
+);
+
 -- Kids-in-Mind reference vs subtitle counts (SPEC A9), per cohort film and category; never forced
 -- to agree. kim_count/difference NULL when the film has no KIM language summary. Diagnostic.
 CREATE TABLE IF NOT EXISTS safety_discrepancies (

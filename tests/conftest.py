@@ -32,7 +32,7 @@ SLOW_FIRST = (
     "test_acquisition_faults.py", "test_build_sample.py", "test_hollywood_flow.py", "test_resume.py",
     "test_poison_build.py", "test_crash_cleanup.py", "test_prefect_deployment.py", "test_review.py",
     "test_dask_runner.py", "test_local_build.py", "test_release_e2e.py", "test_home_lock.py", "test_report.py",
-    "test_safety_reference.py", "test_curation_flow.py",
+    "test_safety_reference.py", "test_curation_flow.py", "test_live_replay.py", "test_sources_mirror.py",
 )
 
 

@@ -119,7 +119,9 @@ def test_live_release_inputs_record_the_digest_of_the_source_pages(tmp_path):
     s = load_settings(home=tmp_path / "home")
     s.inputs.sources_dir = pages
     inputs = LiveEnvironment(s).release_inputs()
-    assert inputs == {"sample_world": None, "sources": dir_digest(pages)} and inputs["sources"]
+    # a folder filled by hand has no crawl snapshot
+    assert inputs == {"sample_world": None, "sources": dir_digest(pages), "sources_snapshot": None}
+    assert inputs["sources"]
     (pages / "kim" / "a.html").write_text("<html>b</html>")
     assert LiveEnvironment(s).release_inputs()["sources"] != inputs["sources"]
 

@@ -274,10 +274,32 @@ def test_real_opensubtitles_search_items_are_valid_sidecars(tmp_path, realdata_d
         _put(tmp_path, "tt0770828", "en", f"{k}.srt", SRT)
         _put(tmp_path, "tt0770828", "en", f"{k}.json", json.dumps(item if k % 2 else item["attributes"]))
     listing = LocalDirProvider(tmp_path).scan("tt0770828", "en")
-    assert listing.refused == [] and len(listing.candidates) == len(items)
+    # a real multi-file item (CD1/CD2, 6% of real items) is a refusal of its own, never a candidate
+    multi = {str(k) for k, it in enumerate(items)
+             if it["attributes"].get("nb_cd", 1) > 1 or len(it["attributes"].get("files") or []) > 1}
+    assert multi, "the recorded searches hold multi-file items"
+    assert {(r.file_id, r.reason_code) for r in listing.refused} == {(k, "multi_part") for k in multi}
+    assert len(listing.candidates) == len(items) - len(multi)
     by_id = {c.file_id: c for c in listing.candidates}
     for k, item in enumerate(items):
+        if str(k) in multi:
+            continue
         a = item["attributes"]
         c = by_id[str(k)]
         assert (c.download_count, c.release, c.uploader) == (a["download_count"], a["release"], a["uploader"]["name"])
         assert c.feature_imdb_id == f"tt{a['feature_details']['imdb_id']:07d}"
+
+
+def test_a_part_of_a_multi_file_upload_is_refused_never_a_whole_film(tmp_path):
+    # a dump of an OpenSubtitles item with two files (CD1/CD2): its sidecar says so (nb_cd, files)
+    _put(tmp_path, "tt0058150", "en", "100.srt", SRT)
+    _put(tmp_path, "tt0058150", "en", "100.json", json.dumps({"download_count": 50, "nb_cd": 2}))
+    _put(tmp_path, "tt0058150", "en", "101.srt", SRT)
+    _put(tmp_path, "tt0058150", "en", "101.json", json.dumps({"attributes": {"download_count": 40, "files": [
+        {"file_id": 101, "cd_number": 1, "file_name": "x.cd1"}, {"file_id": 102, "cd_number": 2, "file_name": "x.cd2"}]}}))
+    _put(tmp_path, "tt0058150", "en", "200.srt", SRT)
+    _put(tmp_path, "tt0058150", "en", "200.json", json.dumps({"download_count": 10, "nb_cd": 1}))
+    listing = LocalDirProvider(tmp_path).scan("tt0058150", "en")
+    assert [c.file_id for c in listing.candidates] == ["200"]
+    assert sorted((r.file_id, r.reason_code) for r in listing.refused) == [("100", "multi_part"), ("101", "multi_part")]
+    assert "multi_part" in REFUSAL_CODES

@@ -22,6 +22,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def _kim_ids(world: Path) -> list[str]:
+    """``"<letter>/<slug>"`` of every KIM review page (``kim/<letter>/<slug>.html``)."""
+    return sorted(p.relative_to(world / "kim").with_suffix("").as_posix() for p in (world / "kim").rglob("*.html"))
+
+
 def _source_files(root: Path) -> dict[str, bytes]:
     out = {}
     for sub in ("kim", "csm", "imdb"):
@@ -41,9 +46,12 @@ def test_fixture_serves_real_shaped_paths(world: Path) -> None:
     tt = sorted(p.name for p in (world / "imdb" / "title").iterdir())[0]
     with PagesFixture(world) as srv:
         base = srv.base_url
-        kim_id = sorted(p.stem for p in (world / "kim").glob("*.html"))[0]
+        kim_id = _kim_ids(world)[0]
+        assert "/" in kim_id  # "<letter>/<slug>", as on the real site
         assert httpx.get(f"{base}/kim/{kim_id}.htm").content == (world / "kim" / f"{kim_id}.html").read_bytes()
-        assert f'href="/kim/{kim_id}.htm"' in httpx.get(f"{base}/kim/index.htm").text
+        letter_page = httpx.get(f"{base}/kim/{kim_id[0]}.htm").text  # the per-letter index lists it
+        assert f'href="/kim/{kim_id}.htm"' in letter_page and "Movie Reviews by Title" in letter_page
+        assert httpx.get(f"{base}/kim/index.htm").status_code == 404  # real KIM has no such index
         csm_id = sorted(p.stem for p in (world / "csm").glob("*.html"))[0]
         assert httpx.get(f"{base}/csm/movie-reviews/{csm_id}").content == (world / "csm" / f"{csm_id}.html").read_bytes()
         assert f'/csm/movie-reviews/{csm_id}"' in httpx.get(f"{base}/csm/movie-reviews").text
@@ -65,11 +73,11 @@ def test_mirror_is_byte_identical_to_the_world(world: Path, tmp_path: Path) -> N
     want, got = _source_files(world), _source_files(tmp_path / "mirror")
     assert sorted(got) == sorted(want)
     assert all(got[k] == want[k] for k in want)
-    assert len(report.kim) == len(list((world / "kim").glob("*.html")))
+    assert len(report.kim) == len(_kim_ids(world))
     assert len(report.csm) == len(list((world / "csm").glob("*.html")))
-    assert report.datasets == ["title.basics.tsv", "title.ratings.tsv"]
+    assert {"title.basics.tsv", "title.ratings.tsv"} <= set(report.datasets)
     # only 404s (e.g. a CSM namesake link to a film the world has no page for) are skipped
-    assert all(code == "not_found" for _url, code in report.skipped)
+    assert all(code == "http_404" for _url, code in report.skipped)
 
 
 def test_mirror_is_readable_by_the_inventory_parsers(world: Path, tmp_path: Path) -> None:
@@ -95,7 +103,7 @@ def test_robots_disallow_is_honoured_without_a_request(world: Path, tmp_path: Pa
     with PagesFixture(world) as srv, PoliteFetcher(tmp_path / "c2", "BadBot/1.0 (test)", 1000.0,
                                                   site_roots=srv.base_urls) as f:
         with pytest.raises(FetchError) as exc:
-            f.fetch(f"{srv.base_url}/kim/index.htm")
+            f.fetch(f"{srv.base_url}/kim/a.htm")
         assert exc.value.reason_code == "robots_disallowed"
         assert [e.path for e in srv.log] == ["/kim/robots.txt"]
 
@@ -118,7 +126,7 @@ def test_user_agent_is_descriptive_and_sent(world: Path, tmp_path: Path) -> None
 
     assert DEFAULT_USER_AGENT.startswith("cinesub/") and "robots.txt" in DEFAULT_USER_AGENT
     with Recording(world) as srv, _fetcher(tmp_path, srv) as f:
-        f.fetch(f"{srv.base_url}/kim/index.htm")
+        f.fetch(f"{srv.base_url}/kim/a.htm")
     assert seen and all(ua == DEFAULT_USER_AGENT for ua in seen)
     with pytest.raises(ValueError):
         PoliteFetcher(tmp_path / "c3", "  ")
@@ -130,15 +138,20 @@ def test_cache_prevents_second_requests(world: Path, tmp_path: Path) -> None:
             mirror_sources(f, srv.base_urls, tmp_path / "m1")
         first = len(srv.log)
         assert first > 0
-        # a new fetcher on the same cache: not one request (not even robots.txt)
+        # a new fetcher on the same cache: review and title pages come from the cache without a
+        # request; only the index pages and the datasets are revalidated, conditionally (304)
         with _fetcher(tmp_path, srv) as f:
             mirror_sources(f, srv.base_urls, tmp_path / "m2")
-            assert f.stats["network_requests"] == 0 and f.stats["cache_hits"] > 0
-        assert len(srv.log) == first
+            assert f.stats["cache_hits"] > 0 and f.stats["not_modified"] > 0
+        again = [e for e in srv.log[first:] if not e.path.endswith("/robots.txt")]
+        assert again and {e.status for e in again} == {304}
+        assert all(e.path.startswith(("/kim/", "/csm/movie-reviews", "/imdb/datasets/")) for e in again)
+        assert not any(e.path.startswith("/imdb/title/") or e.path.count("/") > 2 and e.path.startswith("/kim/")
+                       for e in again)
         assert _source_files(tmp_path / "m1") == _source_files(tmp_path / "m2")
         # the cache is content-addressed
         with _fetcher(tmp_path, srv) as f:
-            res = f.fetch(f"{srv.base_url}/kim/index.htm")
+            res = f.fetch(f"{srv.base_url}/kim/a.htm")
             assert res.from_cache
             assert (tmp_path / "cache" / "objects" / res.sha256[:2] / res.sha256).read_bytes() == res.body
             # a 404 is cached too (asked once)
@@ -150,7 +163,7 @@ def test_cache_prevents_second_requests(world: Path, tmp_path: Path) -> None:
             assert sum(1 for e in srv.log if e.path == "/imdb/title/tt0000001/") == 1
             # refresh=True asks again
             n = len(srv.log)
-            again = f.fetch(f"{srv.base_url}/kim/index.htm", refresh=True)
+            again = f.fetch(f"{srv.base_url}/kim/a.htm", refresh=True)
             assert not again.from_cache and again.body == res.body
             assert len(srv.log) > n
 
@@ -166,7 +179,7 @@ def test_rate_limit_spaces_requests_wall_clock(world: Path, tmp_path: Path) -> N
 
     with PagesFixture(world) as srv, _fetcher(tmp_path, srv, requests_per_second=rps,
                                              transport=Stamping()) as f:
-        ids = sorted(p.stem for p in (world / "kim").glob("*.html"))[:5]
+        ids = _kim_ids(world)[:5]
         for kim_id in ids:
             f.fetch(f"{srv.base_url}/kim/{kim_id}.htm")
         server_paths = [path for _t, path in srv.arrivals]
@@ -187,7 +200,7 @@ def test_rate_limit_with_injected_clock_is_per_site(world: Path, tmp_path: Path)
 
     with PagesFixture(world) as srv, _fetcher(tmp_path, srv, requests_per_second=1.0,
                                              clock=lambda: now[0], sleep=sleep) as f:
-        for kim_id in sorted(p.stem for p in (world / "kim").glob("*.html"))[:3]:
+        for kim_id in _kim_ids(world)[:3]:
             f.fetch(f"{srv.base_url}/kim/{kim_id}.htm")
             sent.append((now[0], "kim"))
         kim_end = now[0]
@@ -222,9 +235,9 @@ def test_retries_are_bounded(world: Path, tmp_path: Path) -> None:
     cfg = FaultConfig(server_5xx_repeat=10, key_fault_every=1)  # every page fails 10 times
     with PagesFixture(world, faults="server_5xx", config=cfg) as srv, _fetcher(tmp_path, srv, max_attempts=3) as f:
         with pytest.raises(FetchError) as exc:
-            f.fetch(f"{srv.base_url}/kim/index.htm")
+            f.fetch(f"{srv.base_url}/kim/a.htm")
         assert exc.value.reason_code == "server_error" and "after 3 attempts" in str(exc.value)
-        assert sum(1 for e in srv.log if e.path == "/kim/index.htm") == 3
+        assert sum(1 for e in srv.log if e.path == "/kim/a.htm") == 3
 
 
 def test_bad_url(tmp_path: Path) -> None:

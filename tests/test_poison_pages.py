@@ -20,8 +20,9 @@ def test_inventory_records_a_poison_page_and_parses_the_others(tmp_path, world, 
 
     root = tmp_path / "world"
     shutil.copytree(world, root, ignore=shutil.ignore_patterns("subtitles"))
-    kim_pages, csm_pages = sorted((root / "kim").glob("*.html")), sorted((root / "csm").glob("*.html"))
+    kim_pages, csm_pages = sorted((root / "kim").rglob("*.html")), sorted((root / "csm").glob("*.html"))
     bad_kim, bad_csm = kim_pages[0], csm_pages[-1]
+    bad_kim_id = bad_kim.relative_to(root / "kim").with_suffix("").as_posix()  # "<letter>/<slug>"
     bad_kim.write_bytes(b"<html>\xff\xfe not utf-8 \x80</html>")  # undecodable page bytes
     bad_csm.write_bytes(b"\xc3\x28" * 40)
     titles = sorted(p.name for p in (root / "imdb" / "title").iterdir())
@@ -54,18 +55,18 @@ def test_inventory_records_a_poison_page_and_parses_the_others(tmp_path, world, 
         films = con.execute("SELECT kim_id, imdb_id_status, kim, imdb IS NOT NULL FROM films").fetchall()
         with_imdb = dict(con.execute("SELECT kim_id, imdb_id FROM films WHERE imdb IS NOT NULL").fetchall())
     assert set(errors) == {"kim", "csm", "imdb_title"}
-    assert errors["kim"][:4] == (bad_kim.stem, errors["kim"][1], "internal_error", "UnicodeDecodeError")
+    assert errors["kim"][:4] == (bad_kim_id, errors["kim"][1], "internal_error", "UnicodeDecodeError")
     assert errors["kim"][1] is not None  # the bytes are kept in the raw store
     assert errors["csm"][0] == bad_csm.stem and errors["csm"][3] == "UnicodeDecodeError"
     assert errors["imdb_title"][0] == bad_imdb and errors["imdb_title"][3:] == ("KeyError", "'planted parser bug'")
     # the poison KIM page is a gate-1 drop with its reason; every other page was parsed
     by_kim = {k: (s, j, i) for k, s, j, i in films}
     assert len(by_kim) == len(kim_pages)
-    status, kim_json, _ = by_kim[bad_kim.stem]
+    status, kim_json, _ = by_kim[bad_kim_id]
     assert status == "unparsed" and json.loads(kim_json)["reason"] == "internal_error"
     assert sum(s == "unparsed" for s, _, _ in by_kim.values()) == 1
     # every film keeps its IMDb record but the two whose page raised
-    assert with_imdb == {k: v for k, v in clean_films.items() if k != bad_kim.stem and v != bad_imdb}
+    assert with_imdb == {k: v for k, v in clean_films.items() if k != bad_kim_id and v != bad_imdb}
 
 
 class PlantedBug(Exception):

@@ -98,7 +98,7 @@ def test_parse_kim_reads_every_field():
 def test_parse_kim_older_heading_forms(heading, title, year):
     rec = parse_kim(f"<html><body>{heading}<p>nothing else</p></body></html>", "https://kids-in-mind.com/b/blueharvest.htm")
     assert (rec.title, rec.year) == (title, year)
-    assert rec.kim_id == "blueharvest"
+    assert rec.kim_id == "b/blueharvest"  # "<letter>/<slug>", the mirror's path
 
 
 def test_parse_kim_tolerates_missing_parts():
@@ -107,7 +107,7 @@ def test_parse_kim_tolerates_missing_parts():
     assert rec.imdb_link is None and rec.key_message is None
     assert rec.language_content.rating is None and rec.language_content.summary is None
     empty = parse_kim("", "https://kids-in-mind.com/e/empty.htm")
-    assert empty.kim_id == "empty" and empty.title == ""
+    assert empty.kim_id == "e/empty" and empty.title == ""
     assert parse_kim_language_counts(None) == {"f_words": 0, "scatological": 0, "anatomical": 0, "mild": 0, "religious": 0}
 
 

@@ -79,6 +79,10 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
                        "occurrence and evidence-line counts and the evidence entry indices (SPEC A9).",
     "funnel": "Corpus funnel: films kept and dropped at each gate, with reason codes.",
     "coverage": "Complete-coverage optimisation results per dimension (SPEC A7).",
+    "selection": "The subtitle languages and rating countries the build chose (availability survey and "
+                 "exact complete-coverage search, SPEC A7), in release order, with the mode that chose them.",
+    "selection_per_k": "The build's selection per K and dimension over the availability survey: the exact "
+                       "search optimum beside the frequency-prefix baseline (SPEC A7).",
     "flags": "Verification flags raised on tracks (layer, severity, value, threshold, evidence).",
     "sanitization_log": "Audit log of every sanitization action (e.g. e-mail redaction) with the "
                         "reason codes and the sha256 of the original text.",

@@ -45,7 +45,16 @@ from warehouse.publish import (  # noqa: F401  (re-exported: the names callers i
 
 #: Tables of the release, each produced by a query in sql/release_tables.sql.
 TABLES = ("films", "ratings", "tracks", "entries", "language_safety", "funnel", "coverage", "flags",
-          "sanitization_log", "task_references")
+          "sanitization_log", "task_references", "selection", "selection_per_k")
+
+
+def read_selection(con: duckdb.DuckDBPyConnection, dimension: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """The chosen set of ``dimension`` (``languages`` | ``countries``) in release order, as the
+    build's survey stage recorded it (``selected_attributes``); ``default`` (the fixed setting)
+    when no survey has run in this state DB."""
+    rows = con.execute("SELECT attribute FROM selected_attributes WHERE dimension = ? ORDER BY position",
+                       [dimension]).fetchall()
+    return tuple(r[0] for r in rows) if rows else tuple(default)
 
 
 def build_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:

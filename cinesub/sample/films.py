@@ -6,6 +6,7 @@ functions of the seed; no I/O.
 from __future__ import annotations
 
 import random
+import re
 
 import cinesub.sample.catalog as catalog
 from cinesub.sample.model import CastEntry, Film
@@ -150,6 +151,32 @@ def _kim_link(rng: random.Random, tt: str) -> str:
     return rng.choice(forms)
 
 
+_LEADING_ARTICLE = re.compile(r"^(The|A|An)\s+(.+)$")
+
+
+def kim_sort_title(title: str) -> str:
+    """The title as KIM's index lists it: a leading article goes last ("The Order" → "Order, The")."""
+    m = _LEADING_ARTICLE.match(title)
+    return f"{m.group(2)}, {m.group(1)}" if m else title
+
+
+def kim_review_id(title: str, year: int, idx: int) -> str:
+    """``"<letter>/<slug>"`` in one of the real slug styles (chosen by index, no random draw): the
+    folder is the sort title's first letter; squashed (``o/order``), hyphens with the
+    ``-parents-guide-movie-review-rating`` suffix, or the old ``title_YYYY__NNN``."""
+    m = _LEADING_ARTICLE.match(title)
+    base = (m.group(2) if m else title).lower().replace("'", "")
+    letter = base[0] if base[0].isascii() and base[0].isalnum() else "0"
+    style = idx % 3
+    if style == 0:
+        slug = re.sub(r"[^a-z0-9]+", "", base)
+    elif style == 1:
+        slug = re.sub(r"[^a-z0-9]+", "-", base).strip("-") + "-parents-guide-movie-review-rating"
+    else:
+        slug = re.sub(r"[^a-z0-9]+", "_", base).strip("_") + f"_{year}__{(idx * 37 + 11) % 1000:03d}"
+    return f"{letter}/{slug}"
+
+
 def make_film(idx: int, title: str, case: str | None, seed: int, used_ids: set[str], email_pid: int | None) -> Film:
     rng = seeded_rng(seed, "film", idx)
     year = rng.randint(1977, 2024)
@@ -158,8 +185,8 @@ def make_film(idx: int, title: str, case: str | None, seed: int, used_ids: set[s
     tt = imdb_id(rng, year, used_ids)
     level = rng.choice([0, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4])
     slug = catalog.slugify(title)
-    kim_id = f"{slug}-{year}"
-    kim_url = f"https://kids-in-mind.com/{slug[0]}/{kim_id}-parents-guide.htm"
+    kim_id = kim_review_id(title, year, idx)
+    kim_url = f"https://kids-in-mind.com/{kim_id}.htm"
     kim_link: str | None = _kim_link(rng, tt)
     if case is None and len(tt) == 9 and rng.random() < 0.1:
         kim_link = f"http://www.imdb.com/Title?{tt[2:]}"  # legacy IMDb title URL form

@@ -28,14 +28,24 @@ from typing import Any
 import cinesub.sample.catalog as catalog
 from cinesub.sample.encodings import ENCODINGS, MENU
 from cinesub.sample.films import GATE_CASES, GATES, MIN_FILMS, imdb_id, make_film, seeded_rng
+from cinesub.sample.listings import LISTINGS_FILE, SURVEY_ALSO_MISSING, listing_plan, manifest_entry
 from cinesub.sample.model import Film
 from cinesub.sample.pages import (
+    AKAS_HEADER,
     BASICS_HEADER,
+    CREW_HEADER,
+    NAMES_HEADER,
+    PRINCIPALS_HEADER,
     RATINGS_HEADER,
+    akas_rows,
     basics_row,
+    crew_row,
+    name_rows,
+    principals_rows,
     render_csm,
     render_imdb_index,
     render_kim,
+    render_kim_index,
     render_parentalguide,
     render_plotsummary,
     ratings_row,
@@ -54,7 +64,10 @@ from cinesub.sample.tracks import (
 )
 from cinesub.settings import COUNTRIES
 
-GENERATOR_VERSION = "1.0"
+GENERATOR_VERSION = "1.1"  # 1.1: Kids-in-Mind ids "<letter>/<slug>", per-letter index pages, CSM layouts B/C
+
+#: OpenSubtitles multi-file items (CD1/CD2 uploads), served by the OpenSubtitles emulation only
+MULTIPART_DIR = "opensubtitles_multipart"
 
 #: Verification layers whose failure stops ingestion (status "rejected"); the others ingest the
 #: track with a flag (status "flagged"). Either way the pipeline must fall back to the next one.
@@ -183,6 +196,7 @@ class _World:
         self.language_safety: list[dict] = []
         self.file_ids: set[int] = set()
         self.encodings = _EncodingCycle(seed)
+        self.multi_parts: list[dict] = []
 
     def file_id(self, rng: random.Random) -> int:
         while True:
@@ -199,7 +213,7 @@ class _World:
         """
         rng = seeded_rng(self.seed, "slot", film.imdb_id, lang)
         reaches_gate5 = film.expected_drop_gate in (None, "language_coverage", "country_coverage")
-        if film.missing_language == lang:
+        if film.missing_language == lang or (film.missing_language is not None and lang == SURVEY_ALSO_MISSING):
             self.selection.append({"imdb_id": film.imdb_id, "language": lang, "file_id": None})
             return
         if film.unusable_language == lang:
@@ -366,6 +380,45 @@ class _World:
         self.candidates.append(cand)
         return cand
 
+    def multi_part(self, film: Film, lang: str, joinable: bool) -> dict:
+        """Plant one OpenSubtitles multi-file item (2 CDs) for ``film``/``lang`` under
+        ``opensubtitles_multipart/`` (served by the OpenSubtitles emulation only), ranked below
+        every candidate of the slot: ``joinable`` → CD2 keeps absolute timestamps (indices restart
+        at 1), else CD2's timestamps restart near 0 (→ ``multi_part``). Own RNG stream, called
+        after every regular candidate: the rest of the world is unchanged."""
+        rng = seeded_rng(self.seed, "multipart", film.imdb_id, lang, joinable)
+        slot = [c["download_count"] for c in self.candidates if (c["imdb_id"], c["language"]) == (film.imdb_id, lang)]
+        count = max(1, (min(slot) if slot else 100) // (2 if joinable else 3))
+        fids = [self.file_id(rng), self.file_id(rng)]
+        texts = [u.text(lang) for u in film.dialogue]
+        durs = [reading_ms(rng, t) for t in texts]
+        runtime_ms = film.runtime_min * MIN
+        starts, ends = layout(rng, durs, rng.randint(60_000, 120_000), int(runtime_ms * 0.93), {}, {})
+        mid = len(texts) // 2
+        shift = 0 if joinable else starts[mid] - rng.randint(15_000, 40_000)
+        halves = [(starts[:mid], ends[:mid], texts[:mid]),
+                  ([x - shift for x in starts[mid:]], [x - shift for x in ends[mid:]], texts[mid:])]
+        side = _sidecar(rng, film, lang, fids[0], count, 1, 1)
+        release = side["release"]
+        side["nb_cd"] = 2
+        side["files"] = [{"file_id": fid, "cd_number": n, "file_name": f"{release}.cd{n}"}
+                         for n, fid in enumerate(fids, start=1)]
+        rel = Path(MULTIPART_DIR) / film.imdb_id / lang
+        parts = []
+        for n, (fid, (st, en, tx)) in enumerate(zip(fids, halves, strict=True), start=1):
+            text, _ = render_srt([header(a, b) for a, b in zip(st, en, strict=True)], tx, "crlf")
+            raw = text.encode("utf-8")
+            path = self.out / rel / f"{fid}.srt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(raw)
+            (self.out / rel / f"{fid}.json").write_text(json.dumps(side, ensure_ascii=False, indent=2) + "\n",
+                                                        encoding="utf-8")
+            parts.append({"file_id": str(fid), "cd_number": n, "path": (rel / f"{fid}.srt").as_posix(),
+                          "entries": len(tx), "first_start_ms": st[0], "last_end_ms": en[-1], "sha256": _sha(raw)})
+        return {"imdb_id": film.imdb_id, "language": lang, "subtitle_id": side["subtitle_id"],
+                "file_id": "+".join(str(f) for f in fids), "download_count": count,
+                "expected": "joined" if joinable else "multi_part", "parts": parts}
+
     def _wants_boilerplate(self, film: Film, lang: str, rank: int, rng: random.Random) -> bool:
         if film.expected_drop_gate is None and (film.idx + LANGS.index(lang)) % 3 == 0:
             return True  # forced on a third of the passing films' candidates per language
@@ -412,7 +465,8 @@ def _assign_specials(passing: list[Film]) -> dict[tuple[str, str], tuple[str, st
 # --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------
-_OWNED = ("world.json", "manifest.json", "kim", "csm", "imdb", "subtitles")
+_OWNED = ("world.json", "manifest.json", "kim", "kim_index", "csm", "imdb", "subtitles", MULTIPART_DIR,
+          LISTINGS_FILE)
 
 
 def _prepare(out: Path) -> None:
@@ -453,6 +507,9 @@ def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
     used_ids: set[str] = set()
     films = [make_film(i, titles[i], case_of.get(i), seed, used_ids, email_films.get(i)) for i in range(n_films)]
     passing = [f for f in films if f.expected_drop_gate is None]
+    for f in films:  # the film without fa candidates lacks SURVEY_ALSO_MISSING too (cinesub/sample/listings.py)
+        if f.missing_language is not None:
+            f.expected_drop_detail = f"no candidates in {f.missing_language} or {SURVEY_ALSO_MISSING}"
     # Old IMDb country names and the modern certificates layout on at least two passing films each.
     for f in passing[:2]:
         f.certificates = [
@@ -479,6 +536,12 @@ def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
     ]
 
     # -- pages -----------------------------------------------------------------------------------
+    if len({f.kim_id for f in films}) != len(films):
+        raise ValueError("two sample films share a Kids-in-Mind id")
+    latest = sorted(films, key=lambda x: (-x.year, x.idx))[:4]  # the KIM "latest reviews" sidebar
+    for letter in "abcdefghijklmnopqrstuvwxyz":  # every letter page, as on KIM (some lists empty)
+        _write(out / "kim_index" / f"{letter}.htm",
+               render_kim_index(letter, [f for f in films if f.kim_id.startswith(letter + "/")], latest))
     for f in films:
         _write(out / "kim" / f"{f.kim_id}.html", render_kim(f))
         if f.csm_id:
@@ -495,6 +558,7 @@ def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
     ratings += [ratings_row(r[0], round(rng.uniform(5.0, 8.0), 1), rng.randint(20, 5000)) for r in extra_rows[:-1]]
     ratings.sort(key=lambda r: r.split("\t", 1)[0])
     _write(out / "imdb" / "title.ratings.tsv", RATINGS_HEADER + "\n" + "\n".join(ratings) + "\n")
+    _write_imdb_credits(out / "imdb", films, extra_rows)
 
     # -- subtitles -----------------------------------------------------------------------------
     world = _World(out, seed)
@@ -504,11 +568,50 @@ def generate(out_dir: Path, seed: int = 7, n_films: int = 40) -> dict:
             continue
         for lang in LANGS:
             world.film_language(f, lang, specials.get((f.imdb_id, lang)), passing=f.expected_drop_gate is None)
+    # two multi-CD OpenSubtitles items, ranked last in English slots whose rank-1 candidate is
+    # clean (so the sample funnel and every selected track stay as they are)
+    plain = [f for f in passing if ("en" not in (f.missing_language, f.unusable_language))
+             and (f.imdb_id, "en") not in specials]
+    targets = (plain[:2] * 2)[:2]  # two films, or both items in one slot of a small world
+    world.multi_parts = [world.multi_part(f, "en", joinable) for f, joinable in zip(targets, (True, False))]
+
+    world.survey_listings = _plant_listings(world, films)
 
     manifest = _manifest(seed, n_films, films, world)
     _write(out / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1) + "\n")
     _write(out / "world.json", json.dumps({"seed": seed, "n_films": n_films, "generator_version": GENERATOR_VERSION}, indent=2) + "\n")
     return manifest
+
+
+def _write_imdb_credits(imdb: Path, films: list[Film], extra_rows: list[tuple]) -> None:
+    """title.crew, title.principals, title.akas and name.basics of the sample world, consistent
+    with the films (ids of the people the pages name). Rows are in tconst order except akas,
+    whose orderings are in string order as IMDb ships them; the unrelated titles have crew rows
+    of nulls. Derived from the films only (no random draws), so the world is otherwise unchanged."""
+    crew = [crew_row(f) for f in films] + [f"{r[0]}\t\\N\t\\N" for r in extra_rows]
+    crew.sort(key=lambda r: r.split("\t", 1)[0])
+    _write(imdb / "title.crew.tsv", CREW_HEADER + "\n" + "\n".join(crew) + "\n")
+    by_id = sorted(films, key=lambda f: f.imdb_id)
+    principals = [row for f in by_id for row in sorted(principals_rows(f), key=lambda r: r.split("\t")[1])]
+    _write(imdb / "title.principals.tsv", PRINCIPALS_HEADER + "\n" + "\n".join(principals) + "\n")
+    akas = [row for f in by_id for row in akas_rows(f)]
+    _write(imdb / "title.akas.tsv", AKAS_HEADER + "\n" + "\n".join(akas) + "\n")
+    names = sorted(row for f in films for row in name_rows(f))
+    _write(imdb / "name.basics.tsv", NAMES_HEADER + "\n" + "\n".join(names) + "\n")
+
+
+def _plant_listings(world: _World, films: list[Film]) -> list[dict]:
+    """Write the search-only listings of :mod:`cinesub.sample.listings` (after every candidate)."""
+    items, rows = [], []
+    for f, lang in listing_plan(films, world.seed):
+        rng = seeded_rng(world.seed, "listing", f.imdb_id, lang)
+        for count in _download_counts(rng, rng.randint(1, 3)):
+            fid = world.file_id(rng)
+            items.append({"imdb_id": f.imdb_id, "language": lang, "file_id": fid,
+                          "attributes": _sidecar(rng, f, lang, fid, count, 1, 1)})
+            rows.append({"imdb_id": f.imdb_id, "language": lang, "file_id": str(fid), "download_count": count})
+    _write(world.out / LISTINGS_FILE, json.dumps({"items": items}, ensure_ascii=False, indent=1) + "\n")
+    return rows
 
 
 def _manifest(seed: int, n_films: int, films: list[Film], world: _World) -> dict:
@@ -563,4 +666,8 @@ def _manifest(seed: int, n_films: int, films: list[Film], world: _World) -> dict
         "emails": world.emails,
         "repairs": world.repairs,
         "language_safety": world.language_safety,
+        "multi_part": world.multi_parts,
+        # search-only OpenSubtitles items of the availability survey (LISTINGS_FILE; never downloaded)
+        "survey_listings": getattr(world, "survey_listings", []),
+        "survey": {"languages": list(LANGS), **manifest_entry()},
     }

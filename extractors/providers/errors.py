@@ -30,10 +30,12 @@ REASON_CODES: dict[str, str] = {
     "bad_sidecar": "a metadata sidecar that is not the expected JSON object",
     "too_large": "a local file above the provider's size limit (never read into memory)",
     # network providers
-    "auth_failed": "API key, username/password or token refused (HTTP 401/403); not retried",
+    "auth_failed": "API key, username/password or token refused (HTTP 401/403; for SubDL also 402 and "
+                   "any 403 with a text body); not retried, the provider is off for the run",
     "rate_limited": "HTTP 429 beyond the bounded retries, or a Retry-After longer than allowed",
-    "quota_exhausted": "the daily download quota is spent (HTTP 406/407 or remaining == 0); "
-                       "the detail names the reset time; retry after it",
+    "quota_exhausted": "the daily download quota is spent (OpenSubtitles: HTTP 406/407 or remaining == 0; "
+                       "SubDL: an answer naming its daily limit); the detail names the reset time; no "
+                       "request until it",
     "server_error": "HTTP 5xx still failing after the bounded retries",
     "timeout": "connect/read timeout still failing after the bounded retries",
     "network": "connection refused/reset still failing after the bounded retries",
@@ -48,4 +50,12 @@ REASON_CODES: dict[str, str] = {
     "zip_nested": "a member that is itself an archive (by name or magic bytes)",
     "zip_bomb": "a member or the total above the size limits, or a compression ratio above the limit",
     "zip_no_srt": "no .srt member in the archive",
+    "ass_only": "an archive whose only subtitle members are .ass/.ssa (the corpus holds SRT; nothing converted)",
+    # multi-part uploads (validators.multipart)
+    "multi_part": "an upload of several parts (OpenSubtitles files with cd_number 1..n, a CD1/CD2 ZIP) that "
+                  "is not joined: its metadata shows other languages/bonus files/a count mismatch (refused "
+                  "at search, no quota spent), or a part restarts its timestamps, reads as another "
+                  "language or does not parse (refused after the download); the next candidate is tried",
+    "quota_insufficient": "a multi-part item needs more downloads than the quota has left today; tried "
+                          "again after the reset (retryable, nothing downloaded)",
 }

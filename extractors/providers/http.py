@@ -236,6 +236,12 @@ class HttpTransport:
     def close(self) -> None:
         self._client.close()
 
+    @property
+    def client(self) -> httpx.Client:
+        """The underlying client (same User-Agent and headers), for streamed reads the caller
+        retries itself (extractors.sources.fetch: datasets streamed to disk)."""
+        return self._client
+
     def __enter__(self) -> HttpTransport:
         return self
 
@@ -258,9 +264,12 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         check: Callable[[HttpResult], tuple[str, str] | None] | None = None,
         limiter: RateLimiter | None = None,
+        final: Callable[[HttpResult], bool] | None = None,
     ) -> HttpResult:
         """One logical request with bounded retries (see the module docstring); ``limiter``
-        replaces the transport's own for this request (a per-site budget)."""
+        replaces the transport's own for this request (a per-site budget); an answer ``final``
+        says is definitive (e.g. a 429 whose body names a *daily* limit) is returned to the
+        caller at once instead of being retried."""
         policy = self.policy
         limiter = limiter or self.limiter
         waits: list[float] = []
@@ -273,7 +282,7 @@ class HttpTransport:
             result = self._send(method, url, params=params, json_body=json_body, headers=headers, attempt=n)
             result.waits = waits
             status = result.status
-            if policy.retries_status(status):
+            if policy.retries_status(status) and not (final is not None and final(result)):
                 raise AttemptFailed(status_reason(status), f"HTTP {status} ({result.text_excerpt(100)!r})",
                                     retry_after=retry_after_seconds(result.headers), status=status)
             if 200 <= status < 300 and check is not None and (bad := check(result)) is not None:

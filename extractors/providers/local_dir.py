@@ -59,6 +59,8 @@ REFUSAL_CODES: dict[str, str] = {
     "orphan_sidecar": "a .json sidecar without a subtitle file of the same id",
     "duplicate_id": "a second file with the same id (the .srt, else the first by name, is served)",
     "not_a_directory": "the film or language folder is a file (the whole slot, file id '-')",
+    "multi_part": "the sidecar says the file is one part of a multi-file (CD1/CD2) upload (nb_cd > 1 or "
+                  "several files): never a whole film's track (docs/providers.md, multi-file items)",
 }
 
 
@@ -237,6 +239,12 @@ class LocalDirProvider:
 
         def bad(key: str, why: str) -> ProviderError:
             return ProviderError("bad_sidecar", f"{where}: {key} = {side.get(key)!r}: {why}")
+
+        nb_cd, parts = side.get("nb_cd"), side.get("files")
+        n_parts = max(nb_cd if isinstance(nb_cd, int) and not isinstance(nb_cd, bool) else 1,
+                      len(parts) if isinstance(parts, list) else 1)
+        if n_parts > 1:
+            raise ProviderError("multi_part", f"{where}: one of {n_parts} parts of a multi-file upload")
 
         def count() -> int:
             v = side.get("download_count")

@@ -10,7 +10,17 @@ and ``download_client`` (the GET of the one-time link → raw bytes, never decod
 ``bytes_to_str``/``download_and_parse`` UTF-8 path is never used).
 
 Public interface (as every provider): ``name``, ``search(imdb_id, language) -> list[Candidate]``,
-``download(candidate) -> bytes``. See ``docs/providers.md`` for rate limit, retries, quota.
+``download(candidate) -> bytes``; ``scan(imdb_id, language) -> Listing`` adds the search entries
+refused before any download. See ``docs/providers.md`` for rate limit, retries, quota.
+
+Multi-file items (``attributes.files`` with several entries, ``nb_cd``; 6% of real items): never one
+candidate per part. :func:`validators.multipart.plan_parts` orders the parts by ``cd_number`` and
+refuses (``multi_part``, at search time, no quota spent) an item whose metadata shows the parts
+cannot be one track; any other becomes ONE candidate whose file id names its parts in part order
+(``"4387106+4387110"``). Downloading it downloads every part (one quota unit each, counted in
+:attr:`OpenSubtitlesProvider.part_downloads`) and joins them only where the offsets are certain
+(:func:`validators.multipart.join_parts`), else ``multi_part``; the join's provenance (part, file id,
+original indices, shift) is kept in :attr:`OpenSubtitlesProvider.joins` for the caller to record.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from opensubtitlescom.languages import language_codes
 from cinesub.records import Candidate
 from extractors.http_client import RateLimiter, RetryPolicy
 from extractors.providers.errors import ProviderError
+from extractors.providers.local_dir import Listing, Refusal
 from extractors.providers.http import (HttpResult, Redactor, TransportOwner, error_message, json_check,
                                        provider_transport)
 from extractors.providers.ratelimit import Clock, QuotaTracker, utc_now
@@ -40,6 +51,8 @@ log = logging.getLogger(__name__)
 DEFAULT_URL = "https://api.opensubtitles.com/api/v1"
 _IMDB = re.compile(r"^tt(\d{7,8})$")
 _LANG = re.compile(r"^[a-z]{2,3}(?:-[a-z]{2,4})?$")
+#: a candidate's file id: one file, or the parts of a multi-file item in part order joined by "+"
+_FILE_ID = re.compile(r"^\d{1,12}(?:\+\d{1,12}){0,15}$")
 
 
 class _NoConfig(Config):
@@ -86,7 +99,9 @@ class OpenSubtitlesProvider(TransportOwner):
     ``opensubtitles_api_key``, ``opensubtitles_username``, ``opensubtitles_password``,
     ``user_agent``, ``requests_per_second``) or a mapping of the keyword parameters below; keyword
     arguments override it. Credentials are taken only from these arguments (the caller resolves
-    env vars / Prefect Secret blocks with :func:`cinesub.settings.resolve_secret`).
+    env vars / Prefect Secret blocks with :func:`cinesub.settings.resolve_secret`). The build
+    passes ``base_url`` from ``endpoints.opensubtitles`` (flows/env/base.py); the login answer's
+    ``base_url`` is followed only from an opensubtitles.com host, so a mirror or proxy is kept.
     """
 
     name = "opensubtitles"
@@ -144,6 +159,14 @@ class OpenSubtitlesProvider(TransportOwner):
         self._lib.base_url = self.base_url
         self._login_lock = threading.Lock()
         self._auth_error: ProviderError | None = None
+        #: nb_cd of the items of the search page being read (the package's Subtitle drops it)
+        self._nb_cd: dict[str, Any] = {}
+        #: file name of every part seen in a search (provenance of joined tracks)
+        self._part_names: dict[str, str | None] = {}
+        #: provenance of every multi-part candidate joined by :meth:`download`, by its file id
+        self.joins: dict[str, dict[str, Any]] = {}
+        #: POST /download answers with a link for one part of a multi-part item (each one quota unit)
+        self.part_downloads = 0
 
     def __repr__(self) -> str:
         return (f"OpenSubtitlesProvider(base_url={self.base_url!r}, api_key={'set' if self._api_key else 'none'}, "
@@ -153,14 +176,20 @@ class OpenSubtitlesProvider(TransportOwner):
     # public interface
     # ------------------------------------------------------------------------------------------
     def search(self, imdb_id: str, language: str) -> list[Candidate]:
-        """Every file of every subtitle for the film and language, over all result pages (at most
-        ``max_pages``), highest download count first; machine-/AI-translated excluded unless
-        ``include_machine_translated``."""
+        """Every subtitle for the film and language (one candidate per item: a single file, or a
+        multi-part item's parts), over all result pages (at most ``max_pages``), highest download
+        count first; machine-/AI-translated excluded unless ``include_machine_translated``."""
+        return self.scan(imdb_id, language).candidates
+
+    def scan(self, imdb_id: str, language: str) -> Listing:
+        """:meth:`search`'s candidates and the items refused at search time (``multi_part``: a
+        multi-file item whose metadata shows its files are not one track)."""
         numeric = _numeric_imdb(imdb_id)
         if not isinstance(language, str) or not _LANG.match(language) or language not in language_codes:
             raise ProviderError("invalid_query", f"not an OpenSubtitles language code: {language!r}")
         mode = "include" if self.include_machine_translated else "exclude"
         out: dict[str, Candidate] = {}
+        refused: dict[str, Refusal] = {}
         page = 1
         total_pages = 1
         while page <= min(total_pages, self.max_pages):
@@ -168,15 +197,50 @@ class OpenSubtitlesProvider(TransportOwner):
                                         machine_translated=mode, ai_translated=mode)
             total_pages = int(response.total_pages or 0)
             for item in response.data:
-                for cand in self._candidates(item, imdb_id, language):
+                for cand in self._candidates(item, imdb_id, language, refused):
                     out.setdefault(cand.file_id, cand)
             page += 1
         if total_pages > self.max_pages:
             log.warning("opensubtitles: %s/%s has %d result pages; read the first %d", imdb_id, language,
                         total_pages, self.max_pages)
         found = sorted(out.values(), key=lambda c: (-c.download_count, c.file_id))
-        log.debug("opensubtitles: %s/%s -> %d candidates", imdb_id, language, len(found))
-        return found
+        log.debug("opensubtitles: %s/%s -> %d candidates, %d refused", imdb_id, language, len(found), len(refused))
+        return Listing(found, sorted(refused.values(), key=lambda r: r.file_id))
+
+    def availability(self, imdb_id: str, languages: list[str] | tuple[str, ...] | None = None,
+                     max_pages: int | None = None) -> dict[str, Any]:
+        """Search-only availability of one film (the build's survey, SPEC A7): subtitle items
+        listed per language over every result page of ONE query for all ``languages`` (comma
+        list, sorted as the API asks; None: every language) — no download, no quota spent.
+        Machine-/AI-translated items are left out unless ``include_machine_translated``.
+        Returns ``{"items": {language: n}, "pages": read, "total_pages": n, "truncated": bool}``."""
+        numeric = _numeric_imdb(imdb_id)
+        langs = sorted({str(x).strip().lower() for x in languages or () if str(x).strip()})
+        bad = [x for x in langs if not _LANG.match(x)]
+        if bad:
+            raise ProviderError("invalid_query", f"not language codes: {bad!r}")
+        mode = "include" if self.include_machine_translated else "exclude"
+        cap = max(1, int(max_pages or self.max_pages))
+        counts: dict[str, int] = {}
+        page, total_pages = 1, 1
+        while page <= min(total_pages, cap):
+            params = [f"ai_translated={mode}", f"imdb_id={numeric}"]
+            if langs:
+                params.append(f"languages={','.join(langs)}")
+            params.append(f"machine_translated={mode}")
+            if page > 1:
+                params.append(f"page={page}")
+            data = self._api("subtitles?" + "&".join(params), None, "GET")
+            total_pages = _int(data.get("total_pages"))
+            for item in data["data"]:
+                attrs = item.get("attributes") or {}
+                if (attrs.get("machine_translated") or attrs.get("ai_translated")) and not self.include_machine_translated:
+                    continue
+                lang = str(attrs.get("language") or "").lower()
+                if lang and (not langs or lang in langs):
+                    counts[lang] = counts.get(lang, 0) + 1
+            page += 1
+        return {"items": counts, "pages": page - 1, "total_pages": total_pages, "truncated": total_pages > cap}
 
     def download(self, candidate: Candidate) -> bytes:
         """The file's raw bytes (POST /download → one-time link → GET). Raises
@@ -184,18 +248,47 @@ class OpenSubtitlesProvider(TransportOwner):
         persisted quota state says the quota is spent."""
         if candidate.provider != self.name:
             raise ProviderError("invalid_query", f"candidate of provider {candidate.provider!r}, not {self.name!r}")
-        if not re.fullmatch(r"\d{1,12}", candidate.file_id or ""):
+        if not _FILE_ID.match(candidate.file_id or ""):
             raise ProviderError("invalid_query", f"not an OpenSubtitles file id: {candidate.file_id!r}")
+        ids = candidate.file_id.split("+")
+        if len(ids) > 1:
+            return self._download_parts(candidate, ids)
+        return self._download_file(candidate.file_id)
+
+    def _download_file(self, file_id: str) -> bytes:
         self.quota.check()
         self._ensure_login()
         # The package refuses to download while its own counter is <= 0 (it starts at 0 and is set
         # by login()/user_info()); our quota tracker is the authority, so keep the counter positive.
         self._lib.user_downloads_remaining = max(1, self.quota.remaining or 1)
-        data = self._lib.download(int(candidate.file_id))
+        data = self._lib.download(int(file_id))
         if not isinstance(data, (bytes, bytearray)):
-            raise ProviderError("bad_response", f"file {candidate.file_id}: no bytes from the download link")
-        log.debug("opensubtitles: file %s -> %d bytes", candidate.file_id, len(data))
+            raise ProviderError("bad_response", f"file {file_id}: no bytes from the download link")
+        log.debug("opensubtitles: file %s -> %d bytes", file_id, len(data))
         return bytes(data)
+
+    def _download_parts(self, candidate: Candidate, ids: list[str]) -> bytes:
+        """Every part of a multi-part candidate (one quota unit each), joined where certain."""
+        from validators.multipart import NotJoinable, Part, join_parts
+
+        left = self.quota.remaining
+        if left is not None and 0 < left < len(ids) and not self.quota.exhausted:
+            raise ProviderError("quota_insufficient", f"item {candidate.file_id}: {len(ids)} parts to download, "
+                                f"{left} download(s) left today; tried again after the reset", retryable=True)
+        parts = []
+        for number, fid in enumerate(ids, start=1):
+            data = self._download_file(fid)
+            self.part_downloads += 1
+            parts.append((Part(number, fid, self._part_names.get(fid)), data))
+        try:
+            joined = join_parts(parts, candidate.language)
+        except NotJoinable as exc:
+            log.info("opensubtitles: multi-part item %s not joined: %s", candidate.file_id, exc)
+            raise ProviderError("multi_part", f"item {candidate.file_id}: {exc}", retryable=False) from None
+        self.joins[candidate.file_id] = joined.provenance
+        log.info("opensubtitles: joined the %d parts of %s (%d entries)", len(ids), candidate.file_id,
+                 joined.provenance["entries"])
+        return joined.data
 
     def account_info(self) -> dict[str, Any]:
         """``/infos/user`` (needs a login): allowed/remaining downloads, level, VIP."""
@@ -277,7 +370,7 @@ class OpenSubtitlesProvider(TransportOwner):
             if endpoint == "download":
                 self.quota.record_success(data)
             if endpoint == "subtitles":
-                return _normalise_search(data, what)
+                return _normalise_search(data, what, self._nb_cd)
             return data
         message = self.redact(error_message(result))
         if endpoint == "download" and status in (406, 407):
@@ -308,7 +401,9 @@ class OpenSubtitlesProvider(TransportOwner):
             raise ProviderError("not_found", f"download link: HTTP {result.status}")
         raise ProviderError("bad_response", f"download link: HTTP {result.status} ({self.redact(result.text_excerpt(100))!r})")
 
-    def _candidates(self, item: Any, imdb_id: str, language: str) -> list[Candidate]:
+    def _candidates(self, item: Any, imdb_id: str, language: str, refused: dict[str, Refusal]) -> list[Candidate]:
+        from validators.multipart import NotJoinable, plan_parts
+
         lang = (item.language or "").lower()
         if lang and lang != language.lower():
             return []
@@ -316,13 +411,27 @@ class OpenSubtitlesProvider(TransportOwner):
         if (mt or ai) and not self.include_machine_translated:
             return []
         feature = _tt(item.imdb_id)
-        out = []
-        for f in item.files or []:
-            fid = f.get("file_id") if isinstance(f, dict) else None
+        files = [f for f in item.files or [] if isinstance(f, dict)]
+        ids: list[str] = []
+        if len(files) > 1:  # a multi-file item: one candidate of all its parts, or refused
+            shown = "+".join(str(f.get("file_id")) for f in files)[:120]
+            try:
+                parts = plan_parts(files, self._nb_cd.get(str(item.id)), language)
+            except NotJoinable as exc:
+                refused.setdefault(shown, Refusal(shown, "multi_part", f"item {item.id}: {exc}"))
+                return []
+            for p in parts:
+                self._part_names[p.file_id] = p.name
+            ids = ["+".join(p.file_id for p in parts)]
+        for f in files if not ids else []:
+            fid = f.get("file_id")
             if isinstance(fid, bool) or not isinstance(fid, (int, str)) or not str(fid).isdigit():
                 continue
+            ids.append(str(int(fid)))
+        out = []
+        for file_id in ids:
             out.append(Candidate(
-                imdb_id=imdb_id, language=language, provider=self.name, file_id=str(int(fid)),
+                imdb_id=imdb_id, language=language, provider=self.name, file_id=file_id,
                 download_count=_int(item.download_count), uploader=_str(item.uploader_name),
                 release=_str(item.release), fps=_float(item.fps), hearing_impaired=bool(item.hearing_impaired),
                 machine_translated=mt, ai_translated=ai, upload_date=_str(item.upload_date),
@@ -384,9 +493,10 @@ def _json_or_none(result: HttpResult) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _normalise_search(data: dict, what: str) -> dict:
+def _normalise_search(data: dict, what: str, nb_cd: dict[str, Any] | None = None) -> dict:
     """Exactly the keys ``SearchResponse`` takes, with items the package's ``Subtitle`` can read
-    (it chains ``.get`` on ``uploader`` and ``feature_details``, which real answers may null)."""
+    (it chains ``.get`` on ``uploader`` and ``feature_details``, which real answers may null);
+    ``nb_cd`` receives each item's ``attributes.nb_cd`` by item id (``Subtitle`` drops it)."""
     items = data.get("data")
     if not isinstance(items, list):
         raise ProviderError("bad_response", f"{what}: no 'data' list")
@@ -401,6 +511,8 @@ def _normalise_search(data: dict, what: str) -> dict:
                 attrs[key] = {}
         if not isinstance(attrs.get("files"), list):
             attrs["files"] = []
+        if nb_cd is not None:
+            nb_cd[str(item.get("id"))] = attrs.get("nb_cd")
         clean.append({**item, "attributes": attrs})
     return {
         "total_pages": _int(data.get("total_pages")),

@@ -20,7 +20,9 @@ is read from ``bytes`` and the SRT members come back as ``bytes``. Every refusal
                     compression ratio is above ``max_ratio`` (declared sizes are checked first,
                     then the real ones while decompressing, never reading more than the limit + 1
                     byte, for every compression method)
-``zip_no_srt``      no ``.srt`` member
+``ass_only``        no ``.srt`` member, but ``.ass``/``.ssa`` ones (the corpus holds SRT only;
+                    nothing is converted)
+``zip_no_srt``      no ``.srt`` member (and no ``.ass``/``.ssa`` either)
 ==================  ===========================================================================
 
 Non-SRT members that pass the path/nesting/size checks (``.nfo``, ``.txt`` read-mes) are ignored.
@@ -28,7 +30,9 @@ Non-SRT members that pass the path/nesting/size checks (``.nfo``, ``.txt`` read-
 
 from __future__ import annotations
 
-from extractors.archive import ARCHIVE_EXTS, ARCHIVE_MAGIC, ArchiveError, read_zip
+import dataclasses
+
+from extractors.archive import ARCHIVE_EXTS, ARCHIVE_MAGIC, ArchiveError, open_zip, read_zip
 from extractors.archive import Limits as ZipLimits
 from extractors.providers.errors import ProviderError
 
@@ -44,7 +48,18 @@ def extract_srt(data: bytes, limits: ZipLimits = ZipLimits()) -> list[tuple[str,
     try:
         return read_zip(data, limits)
     except ArchiveError as exc:
+        if exc.reason_code == "zip_no_srt" and _has_ass(data, limits):
+            raise _refuse("ass_only", f"only .ass/.ssa subtitle members ({exc.detail})") from None
         raise _refuse(exc.reason_code, exc.detail) from None
+
+
+def _has_ass(data: bytes, limits: ZipLimits) -> bool:
+    """Whether the (already directory-checked) archive holds .ass/.ssa members; nothing inflated."""
+    try:
+        open_zip(data, dataclasses.replace(limits, srt_exts=(".ass", ".ssa")))
+    except ArchiveError:
+        return False
+    return True
 
 
 def pick_srt(members: list[tuple[str, bytes]]) -> tuple[str, bytes]:

@@ -27,15 +27,22 @@ classification of failures for every remote source.
   (:data:`DEFAULT_USER_AGENT`); robots rules are matched against its product token (``cinesub``).
 * redirects are followed by hand (at most 5), each hop checked against robots.txt.
 
-:func:`mirror_sources` crawls the Kids-in-Mind index, the CSM index, the IMDb title pages of every
-IMDb id the review pages link to, and the two IMDb datasets, and writes them in the layout the
-inventory stage reads (``kim/<id>.html``, ``csm/<id>.html``, ``imdb/title.basics.tsv``,
-``imdb/title.ratings.tsv``, ``imdb/title/<tt>/{index,plotsummary,parentalguide}.html``).
+* **conditional requests**: the ``ETag`` / ``Last-Modified`` of a page are kept with its cache
+  record; ``fetch(url, revalidate=True)`` sends them back (``If-None-Match`` /
+  ``If-Modified-Since``) and a 304 returns the cached body (``not_modified=True``).
+* **streamed bodies**: :meth:`PoliteFetcher.fetch_to_file` streams a body (the IMDb datasets)
+  into the content-addressed cache while hashing it and writes it, gunzipped, to a file — never
+  a whole dataset in memory.
+
+The crawl itself (:func:`mirror_sources`, the crawl status table, backoff, snapshots) lives in
+:mod:`extractors.sources.mirror`; ``from extractors.sources.fetch import mirror_sources`` keeps
+working.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -47,7 +54,7 @@ import threading
 import time
 import urllib.robotparser
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,9 +64,11 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from cinesub import __version__
-from extractors.http_client import PAGE_RETRY_STATUSES, RetryPolicy, TokenBucket
+from extractors.http_client import (PAGE_RETRY_STATUSES, AttemptFailed, RetriesExhausted, RetryPolicy, TokenBucket,
+                                    call_with_retries, retry_after_seconds, status_reason, transport_reason)
 from extractors.providers.errors import ProviderError
 from extractors.providers.http import HttpGaveUp, HttpTransport, Redactor, TransportOwner
+from extractors.sources.imdb import is_waf_challenge  # one rule for a bot wall (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +104,8 @@ class FetchError(ProviderError):
         super().__init__(reason_code, detail, retryable=retryable)
         self.url = url
         self.status = status
+        #: network requests made before giving up (set by the fetcher when known)
+        self.attempts: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,17 @@ class FetchResult:
     content_type: str | None
     fetched_at: str
     from_cache: bool
+    #: validators the server sent (stored with the cache record, sent back on revalidation)
+    etag: str | None = None
+    last_modified: str | None = None
+    #: the server answered 304 to a conditional request: ``body`` is the cached one
+    not_modified: bool = False
+    #: network requests this fetch made (retries and redirect hops included; 0 from the cache)
+    attempts: int = 0
+    #: ``http`` (this fetcher) or ``browser`` (extractors.sources.browser)
+    fetched_via: str = "http"
+    #: the body's size; for :meth:`PoliteFetcher.fetch_to_file` the body is on disk, not here
+    size: int | None = None
 
 
 def _now_iso() -> str:
@@ -137,28 +159,74 @@ class PageCache:
     def object_path(self, sha: str) -> Path:
         return self.root / "objects" / sha[:2] / sha
 
-    def get(self, url: str) -> FetchResult | None:
-        rec_path = self._url_path(url)
+    def record(self, url: str) -> dict[str, Any] | None:
+        """The URL's cache record (no body read), or None."""
         try:
-            rec = json.loads(rec_path.read_text(encoding="utf-8"))
-            body = self.object_path(rec["sha256"]).read_bytes()
-        except (OSError, ValueError, KeyError, TypeError):
+            rec = json.loads(self._url_path(url).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return None
-        if rec.get("url") != url or hashlib.sha256(body).hexdigest() != rec["sha256"]:
-            return None  # corrupt or colliding entry: refetch
-        return FetchResult(url, int(rec["status"]), body, rec["sha256"], rec.get("content_type"),
-                           rec.get("fetched_at", ""), True)
+        return rec if isinstance(rec, dict) and rec.get("url") == url and "sha256" in rec else None
 
-    def put(self, url: str, status: int, body: bytes, content_type: str | None) -> FetchResult:
+    def get(self, url: str, *, with_body: bool = True) -> FetchResult | None:
+        """The cached answer of ``url`` (its body checked against its sha256), or None.
+        ``with_body=False``: only check the object exists (large streamed files)."""
+        rec = self.record(url)
+        if rec is None:
+            return None
+        obj = self.object_path(rec["sha256"])
+        try:
+            if with_body:
+                body = obj.read_bytes()
+                if hashlib.sha256(body).hexdigest() != rec["sha256"]:
+                    return None  # corrupt entry: refetch
+            else:
+                body = b""
+                if not obj.is_file():
+                    return None
+        except OSError:
+            return None
+        return FetchResult(url, int(rec["status"]), body, rec["sha256"], rec.get("content_type"),
+                           rec.get("fetched_at", ""), True, rec.get("etag"), rec.get("last_modified"),
+                           size=rec.get("size"))
+
+    def _write_record(self, url: str, status: int, sha: str, size: int, content_type: str | None,
+                      etag: str | None, last_modified: str | None) -> str:
+        fetched_at = _now_iso()
+        rec = {"url": url, "status": status, "sha256": sha, "content_type": content_type,
+               "fetched_at": fetched_at, "size": size, "etag": etag, "last_modified": last_modified}
+        _atomic_write(self._url_path(url), json.dumps(rec, sort_keys=True).encode())
+        return fetched_at
+
+    def put(self, url: str, status: int, body: bytes, content_type: str | None, *,
+            etag: str | None = None, last_modified: str | None = None) -> FetchResult:
         sha = hashlib.sha256(body).hexdigest()
         obj = self.object_path(sha)
         if not obj.exists():
             _atomic_write(obj, body)
-        fetched_at = _now_iso()
-        rec = {"url": url, "status": status, "sha256": sha, "content_type": content_type,
-               "fetched_at": fetched_at, "size": len(body)}
-        _atomic_write(self._url_path(url), json.dumps(rec, sort_keys=True).encode())
-        return FetchResult(url, status, body, sha, content_type, fetched_at, False)
+        fetched_at = self._write_record(url, status, sha, len(body), content_type, etag, last_modified)
+        return FetchResult(url, status, body, sha, content_type, fetched_at, False, etag, last_modified,
+                           size=len(body))
+
+    def put_file(self, url: str, status: int, tmp: Path, sha: str, size: int, content_type: str | None, *,
+                 etag: str | None = None, last_modified: str | None = None) -> FetchResult:
+        """Move the already-hashed file ``tmp`` into the object store (a streamed body)."""
+        obj = self.object_path(sha)
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        if obj.exists():
+            tmp.unlink(missing_ok=True)
+        else:
+            os.replace(tmp, obj)
+        fetched_at = self._write_record(url, status, sha, size, content_type, etag, last_modified)
+        return FetchResult(url, status, b"", sha, content_type, fetched_at, False, etag, last_modified, size=size)
+
+    def touch(self, hit: FetchResult, *, etag: str | None, last_modified: str | None) -> FetchResult:
+        """A 304 confirmed ``hit``: refresh its fetch time (and validators, when the server sent new ones)."""
+        etag = etag or hit.etag
+        last_modified = last_modified or hit.last_modified
+        size = hit.size if hit.size is not None else len(hit.body)
+        fetched_at = self._write_record(hit.url, hit.status, hit.sha256, size, hit.content_type, etag, last_modified)
+        return dataclasses.replace(hit, fetched_at=fetched_at, etag=etag, last_modified=last_modified,
+                                   not_modified=True, from_cache=True)
 
 
 @dataclass
@@ -221,13 +289,15 @@ class PoliteFetcher(TransportOwner):
         self._sites: dict[str, _Site] = {}
         self._sites_lock = threading.Lock()
         self._counts: Counter[str] = Counter()
+        self._tl = threading.local()  # per-thread count of the requests of the fetch in progress
+        self._tl.attempts = 0
 
     @property
     def stats(self) -> Counter[str]:
         """``network_requests`` (attempts included), ``cache_hits``, ``robots_fetches``,
         ``retries``, ``robots_refused``."""
         out = Counter(self._counts)
-        out["network_requests"] = int(self.http.stats.get("attempts", 0))
+        out["network_requests"] = int(self.http.stats.get("attempts", 0)) + out.pop("stream_requests", 0)
         out["retries"] = int(self.http.stats.get("retries", 0))
         return out
 
@@ -274,6 +344,13 @@ class PoliteFetcher(TransportOwner):
             site.bucket = TokenBucket(rate, 1.0, clock=self._clock, sleep=self._sleep)
         return rp
 
+    def limiter(self, url: str) -> TokenBucket:
+        """The rate budget of ``url``'s site (reads robots.txt if needed): what a request sent by
+        other means (the browser fallback) takes its token from."""
+        site = self._site(url)
+        assert site.bucket is not None
+        return site.bucket
+
     def allowed(self, url: str) -> bool:
         """Whether robots.txt lets our user agent fetch ``url`` (reads robots.txt if needed)."""
         site = self._site(url)
@@ -281,41 +358,102 @@ class PoliteFetcher(TransportOwner):
         return site.robots.can_fetch(self.user_agent, url)
 
     # -- requests ------------------------------------------------------------------------------
-    def _request(self, site: _Site, url: str) -> tuple[int, bytes, str | None, httpx.Headers]:
+    def _request(self, site: _Site, url: str, headers: Mapping[str, str] | None = None
+                 ) -> tuple[int, bytes, str | None, httpx.Headers]:
         """One logical GET with bounded retries; returns the final non-retryable answer."""
         assert site.bucket is not None
         try:
-            r = self.http.request("GET", url, what=f"GET {url}", limiter=site.bucket)
+            r = self.http.request("GET", url, what=f"GET {url}", limiter=site.bucket, headers=headers)
         except HttpGaveUp as exc:
             reason = "network" if exc.reason_code == "truncated" else exc.reason_code
             detail = exc.detail if exc.wait_refused else f"GET {url}: {exc.last_detail} (after {exc.attempts} attempts)"
-            raise FetchError(reason, detail, url=url, status=exc.status, retryable=True) from None
+            err = FetchError(reason, detail, url=url, status=exc.status, retryable=True)
+            err.attempts = exc.attempts
+            raise err from None
         except ProviderError as exc:  # a body over the size limit, an unusable URL
             raise FetchError("http_error" if exc.reason_code == "bad_response" else "bad_url", exc.detail,
                              url=url) from None
+        self._tl.attempts = getattr(self._tl, "attempts", 0) + r.attempts
         return r.status, r.content, r.headers.get("content-type"), r.headers
 
-    def fetch(self, url: str, *, refresh: bool = False) -> FetchResult:
+    def _allowed_site(self, url: str) -> _Site:
+        site = self._site(url)
+        assert site.robots is not None
+        if not site.robots.can_fetch(self.user_agent, url):
+            self._counts["robots_refused"] += 1
+            raise FetchError("robots_disallowed", f"robots.txt of {site.key} disallows {url} "
+                             f"for {PRODUCT_TOKEN}", url=url)
+        return site
+
+    @staticmethod
+    def _validators(hit: FetchResult | None) -> dict[str, str]:
+        if hit is None or hit.status != 200:
+            return {}
+        out = {}
+        if hit.etag:
+            out["If-None-Match"] = hit.etag
+        if hit.last_modified:
+            out["If-Modified-Since"] = hit.last_modified
+        return out
+
+    @staticmethod
+    def _check_waf(url: str, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        if is_waf_challenge(status, headers, body):
+            raise FetchError("waf_challenge", f"GET {url}: HTTP {status}, x-amzn-waf-action: "
+                             f"{headers.get('x-amzn-waf-action', '-')} (a bot challenge, not the page)",
+                             url=url, status=status)
+
+    def fetch(self, url: str, *, refresh: bool = False, revalidate: bool = False) -> FetchResult:
         """The body of ``url`` (status 200), from the cache when there; see the module docstring.
 
-        Raises :class:`FetchError` (``robots_disallowed``, ``not_found``, ...)."""
+        ``revalidate``: a cached page is asked for again with ``If-None-Match`` /
+        ``If-Modified-Since`` (its stored ``ETag`` / ``Last-Modified``); a 304 answer returns the
+        cached body with ``not_modified=True``. ``refresh``: ask unconditionally.
+
+        Raises :class:`FetchError` (``robots_disallowed``, ``not_found``, ``waf_challenge``, ...)."""
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise FetchError("bad_url", f"not an absolute http(s) URL: {url!r}", url=url)
-        if not refresh:
-            hit = self.cache.get(url)
-            if hit is not None:
-                self._counts["cache_hits"] += 1
-                return self._final(hit)
+        hit = None if refresh else self.cache.get(url)
+        if hit is not None and not revalidate:
+            self._counts["cache_hits"] += 1
+            return self._final(hit)
+        conditional = self._validators(hit)
+        with self._counting_attempts():
+            def request(site: _Site, current: str) -> tuple[int, httpx.Headers, Any, bytes]:
+                status, body, ctype, headers = self._request(site, current, conditional or None)
+                return status, headers, (body, ctype), body
+
+            current, status, headers, (body, ctype) = self._follow(url, request)
+            if status == 304 and hit is not None and conditional:
+                self._counts["not_modified"] += 1
+                result = self.cache.touch(hit, etag=headers.get("etag"), last_modified=headers.get("last-modified"))
+                return dataclasses.replace(result, attempts=self._tl.attempts)
+            if status == 200 or status in NEGATIVE_CACHE_STATUSES:
+                result = self.cache.put(url, status, body, ctype, etag=headers.get("etag"),
+                                        last_modified=headers.get("last-modified"))
+                return self._final(dataclasses.replace(result, attempts=self._tl.attempts))
+            raise FetchError("http_error", f"GET {current}: HTTP {status}", url=current, status=status)
+
+    @contextlib.contextmanager
+    def _counting_attempts(self) -> Iterator[None]:
+        """Count the requests of one fetch (``attempts``), also on the error it raises."""
+        self._tl.attempts = 0
+        try:
+            yield
+        except FetchError as exc:
+            exc.attempts = max(exc.attempts, getattr(self._tl, "attempts", 0))
+            raise
+
+    def _follow(self, url: str, request: Callable[[_Site, str], tuple[int, httpx.Headers, Any, bytes]]
+                ) -> tuple[str, int, httpx.Headers, Any]:
+        """Send ``request`` (status, headers, payload, first bytes) along redirects, each hop
+        checked against robots.txt; a bot wall raises ``waf_challenge``. Returns the last URL, its
+        status, headers and payload."""
         current = url
         for _hop in range(self.max_redirects + 1):
-            site = self._site(current)
-            assert site.robots is not None
-            if not site.robots.can_fetch(self.user_agent, current):
-                self._counts["robots_refused"] += 1
-                raise FetchError("robots_disallowed", f"robots.txt of {site.key} disallows {current} "
-                                 f"for {PRODUCT_TOKEN}", url=current)
-            status, body, ctype, headers = self._request(site, current)
+            site = self._allowed_site(current)
+            status, headers, payload, head = request(site, current)
             if status in (301, 302, 303, 307, 308):
                 location = headers.get("location")
                 if not location:
@@ -323,15 +461,133 @@ class PoliteFetcher(TransportOwner):
                                      url=current, status=status)
                 current = urljoin(current, location)
                 continue
-            if headers.get("x-amzn-waf-action") or (status == 202 and not body):
-                raise FetchError("waf_challenge", f"GET {current}: HTTP {status}, x-amzn-waf-action: "
-                                 f"{headers.get('x-amzn-waf-action', '-')} (a bot challenge, not the page)",
-                                 url=current, status=status)
-            if status == 200 or status in NEGATIVE_CACHE_STATUSES:
-                result = self.cache.put(url, status, body, ctype)
-                return self._final(result)
-            raise FetchError("http_error", f"GET {current}: HTTP {status}", url=current, status=status)
+            self._check_waf(current, status, headers, head)
+            return current, status, headers, payload
         raise FetchError("too_many_redirects", f"GET {url}: more than {self.max_redirects} redirects", url=url)
+
+    # -- streamed bodies (the IMDb datasets: never a whole file in memory) -----------------------
+    def fetch_to_file(self, url: str, dest: Path | str, *, gunzip: bool = True, revalidate: bool = True,
+                      refresh: bool = False) -> FetchResult:
+        """Stream ``url`` into the content-addressed cache (hashing as it goes, never holding the
+        body in memory), then write it to ``dest`` — gunzipped (streamed) when ``gunzip`` and the
+        body is gzip. Same robots.txt, rate limit, retries and validators as :meth:`fetch`; a 304
+        (``revalidate``) rewrites ``dest`` from the cached object only when ``dest`` is missing.
+        The result's ``body`` is empty (``size`` and ``sha256`` are those of the wire bytes)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise FetchError("bad_url", f"not an absolute http(s) URL: {url!r}", url=url)
+        dest = Path(dest)
+        hit = None if refresh else self.cache.get(url, with_body=False)
+        if hit is not None and hit.status == 200 and not revalidate:
+            self._counts["cache_hits"] += 1
+            if not dest.is_file():
+                self._materialise(hit.sha256, dest, gunzip)
+            return hit
+        conditional = self._validators(hit)
+        with self._counting_attempts():
+            def request(site: _Site, current: str) -> tuple[int, httpx.Headers, Any, bytes]:
+                status, headers, tmp, sha, size, small = self._stream(site, current, conditional or None)
+                return status, headers, (tmp, sha, size), small
+
+            current, status, headers, (tmp, sha, size) = self._follow(url, request)
+            if status == 304 and hit is not None and conditional:
+                self._counts["not_modified"] += 1
+                result = self.cache.touch(hit, etag=headers.get("etag"), last_modified=headers.get("last-modified"))
+                if not dest.is_file():
+                    self._materialise(hit.sha256, dest, gunzip)
+                return dataclasses.replace(result, attempts=self._tl.attempts)
+            if status == 200 and tmp is not None:
+                result = self.cache.put_file(url, status, tmp, sha, size, headers.get("content-type"),
+                                             etag=headers.get("etag"), last_modified=headers.get("last-modified"))
+                self._materialise(sha, dest, gunzip)
+                return dataclasses.replace(result, attempts=self._tl.attempts)
+            if status in NEGATIVE_CACHE_STATUSES:
+                raise FetchError("not_found", f"GET {current}: HTTP {status}", url=current, status=status)
+            raise FetchError("http_error", f"GET {current}: HTTP {status}", url=current, status=status)
+
+    def _materialise(self, sha: str, dest: Path, gunzip: bool) -> None:
+        """Copy (gunzipping, streamed) the cached object ``sha`` to ``dest`` atomically."""
+        src = self.cache.object_path(sha)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-", suffix=dest.suffix)
+        try:
+            with open(src, "rb") as raw, os.fdopen(fd, "wb") as out:
+                is_gz = raw.read(2) == b"\x1f\x8b"
+                raw.seek(0)
+                reader = gzip.GzipFile(fileobj=raw, mode="rb") if (gunzip and is_gz) else raw
+                while chunk := reader.read(1 << 20):
+                    out.write(chunk)
+            os.replace(tmp, dest)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _stream(self, site: _Site, url: str, headers: Mapping[str, str] | None
+                ) -> tuple[int, httpx.Headers, Path | None, str, int, bytes]:
+        """One streamed GET with bounded retries: (status, headers, temp file of a 200 body,
+        its sha256, its size, the first bytes of any other answer)."""
+        assert site.bucket is not None
+        client = self.http.client  # the transport's client: same User-Agent, same headers
+        tmp_dir = self.cache.root / "objects" / "tmp"
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+
+        def attempt(n: int) -> tuple[int, httpx.Headers, Path | None, str, int, bytes]:
+            site.bucket.acquire()
+            self._counts["stream_requests"] += 1
+            self._tl.attempts = getattr(self._tl, "attempts", 0) + 1
+            tmp: Path | None = None
+            try:
+                with client.stream("GET", url, headers=headers) as r:
+                    if self.policy.retries_status(r.status_code):
+                        excerpt = r.read()[:100].decode("utf-8", "replace")
+                        raise AttemptFailed(status_reason(r.status_code), f"HTTP {r.status_code} ({excerpt!r})",
+                                            retry_after=retry_after_seconds(r.headers), status=r.status_code)
+                    if r.status_code != 200:
+                        small = b""
+                        for chunk in r.iter_bytes():
+                            small += chunk
+                            if len(small) > 65536:
+                                break
+                        return r.status_code, r.headers, None, "", len(small), small
+                    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix=".stream-")
+                    tmp = Path(name)
+                    h, size = hashlib.sha256(), 0
+                    with os.fdopen(fd, "wb") as out:
+                        for chunk in r.iter_bytes(1 << 20):
+                            size += len(chunk)
+                            if size > self.http.max_body_bytes:
+                                raise FetchError("http_error", f"GET {url}: body larger than "
+                                                 f"{self.http.max_body_bytes} bytes", url=url, status=200)
+                            h.update(chunk)
+                            out.write(chunk)
+                    declared = r.headers.get("content-length")
+                    if (declared and declared.strip().isdigit() and not r.headers.get("content-encoding")
+                            and int(declared) != size):
+                        raise AttemptFailed("truncated", f"GET {url}: {size} of {declared} bytes")
+                    head = b""
+                    if size <= 65536:
+                        head = tmp.read_bytes()
+                    return 200, r.headers, tmp, h.hexdigest(), size, head
+            except httpx.TransportError as exc:
+                if tmp is not None:
+                    tmp.unlink(missing_ok=True)
+                reason = transport_reason(exc) or "network"
+                raise AttemptFailed(reason, f"GET {url}: {type(exc).__name__}") from None
+            except BaseException:
+                if tmp is not None:
+                    tmp.unlink(missing_ok=True)
+                raise
+
+        try:
+            return call_with_retries(attempt, self.policy, sleep=self._sleep)
+        except RetriesExhausted as exc:
+            last = exc.last
+            reason = "network" if last.reason == "truncated" else last.reason
+            err = FetchError(reason, f"GET {url}: {last.detail} (after {exc.attempts} attempts)", url=url,
+                             status=last.status, retryable=True)
+            err.attempts = exc.attempts
+            raise err from None
 
     @staticmethod
     def _final(result: FetchResult) -> FetchResult:
@@ -342,130 +598,18 @@ class PoliteFetcher(TransportOwner):
 
 
 # --------------------------------------------------------------------------------------------
-# Mirroring
+# Mirroring lives in extractors.sources.mirror; the old import path keeps working
 # --------------------------------------------------------------------------------------------
-IMDB_PAGES: dict[str, str] = {"index": "/title/{tt}/", "plotsummary": "/title/{tt}/plotsummary/",
-                              "parentalguide": "/title/{tt}/parentalguide"}
-DATASETS: tuple[str, ...] = ("title.basics.tsv", "title.ratings.tsv")
-_HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""", re.I)
+_MIRROR_NAMES = ("DATASETS", "IMDB_PAGES", "CrawlStatus", "MirrorReport", "mirror_sources")
 
 
-def _links(html: str, base: str) -> list[str]:
-    return [urljoin(base, h.strip()) for h in _HREF.findall(html)]
+def __getattr__(name: str) -> Any:  # lazy: extractors.sources.mirror imports this module
+    if name in _MIRROR_NAMES:
+        from extractors.sources import mirror
+
+        return getattr(mirror, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass
-class MirrorReport:
-    kim: list[str] = field(default_factory=list)
-    csm: list[str] = field(default_factory=list)
-    imdb_titles: list[str] = field(default_factory=list)
-    datasets: list[str] = field(default_factory=list)
-    #: (url, reason code) of pages that could not be mirrored (404, robots, errors)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kim": len(self.kim), "csm": len(self.csm), "imdb_titles": len(self.imdb_titles),
-                "datasets": list(self.datasets), "skipped": [list(s) for s in self.skipped]}
-
-
-def mirror_sources(
-    fetcher: PoliteFetcher,
-    base_urls: Mapping[str, str],
-    out_dir: Path | str,
-    *,
-    refresh: bool = False,
-) -> MirrorReport:
-    """Crawl the three sources into ``out_dir`` in the inventory layout; return what was written.
-
-    ``base_urls``: ``kim`` (index at ``<kim>/index.htm``, pages ``<kim>/<id>.htm``), ``csm``
-    (index at ``<csm>/movie-reviews``, pages ``<csm>/movie-reviews/<slug>``), ``imdb`` (title
-    pages ``<imdb>/title/<tt>/...``) and optionally ``imdb_datasets`` (default
-    ``<imdb>/datasets``; IMDb's real host is ``https://datasets.imdbws.com``). IMDb ids are those
-    the KIM and CSM pages link to, canonicalised (malformed links are the funnel's business, not
-    fetched). A page that is missing (404) or refused by robots.txt is recorded in ``skipped``;
-    other fetch errors propagate (the crawl is resumable: everything fetched is cached).
-    """
-    from extractors.sources.csm import parse_csm
-    from extractors.sources.imdb import canonical_imdb_id
-    from extractors.sources.kim import parse_kim
-
-    out = Path(out_dir)
-    report = MirrorReport()
-    kim_root = base_urls["kim"].rstrip("/")
-    csm_root = base_urls["csm"].rstrip("/")
-    imdb_root = base_urls["imdb"].rstrip("/")
-    datasets_root = base_urls.get("imdb_datasets", imdb_root + "/datasets").rstrip("/")
-
-    def get(url: str) -> bytes | None:
-        try:
-            return fetcher.fetch(url, refresh=refresh).body
-        except FetchError as exc:
-            if exc.reason_code in ("not_found", "robots_disallowed"):
-                report.skipped.append((url, exc.reason_code))
-                log.info("mirror: skipped %s (%s)", url, exc.reason_code)
-                return None
-            raise
-
-    ids: set[str] = set()
-
-    def note_link(link: str | None) -> None:
-        tt, status = canonical_imdb_id(link)
-        if status == "ok" and tt:
-            ids.add(tt)
-
-    def index_links(index_url: str) -> list[str]:
-        index = get(index_url)
-        return [link.split("#", 1)[0] for link in _links(index.decode("utf-8", "replace") if index else "", index_url)]
-
-    def mirror_reviews(site: str, pages: dict[str, str], parse: Any, written: list[str]) -> None:
-        for key, url in sorted(pages.items()):
-            body = get(url)
-            if body is None:
-                continue
-            _atomic_write(out / site / f"{key}.html", body)
-            written.append(key)
-            with contextlib.suppress(Exception):  # an unparsable page is the inventory's finding
-                note_link(parse(body.decode("utf-8"), url).imdb_link)
-
-    # --- Kids-in-Mind -------------------------------------------------------------------------
-    index_url = kim_root + "/index.htm"
-    kim_pages: dict[str, str] = {}
-    for link in index_links(index_url):
-        if link.startswith(kim_root + "/") and link.endswith(".htm") and link != index_url:
-            kim_id = link[len(kim_root) + 1: -len(".htm")]
-            if kim_id and "/" not in kim_id:
-                kim_pages.setdefault(kim_id, link)
-    mirror_reviews("kim", kim_pages, parse_kim, report.kim)
-
-    # --- Common Sense Media -------------------------------------------------------------------
-    prefix = csm_root + "/movie-reviews/"
-    csm_pages: dict[str, str] = {}
-    for link in index_links(csm_root + "/movie-reviews"):
-        link = link.split("?", 1)[0]
-        if link.startswith(prefix):
-            slug = link[len(prefix):].strip("/")
-            if slug and "/" not in slug:
-                csm_pages.setdefault(slug, link)
-    mirror_reviews("csm", csm_pages, parse_csm, report.csm)
-
-    # --- IMDb title pages ---------------------------------------------------------------------
-    for tt in sorted(ids):
-        got = 0
-        for page, template in IMDB_PAGES.items():
-            body = get(imdb_root + template.format(tt=tt))
-            if body is None:
-                continue
-            _atomic_write(out / "imdb" / "title" / tt / f"{page}.html", body)
-            got += 1
-        if got:
-            report.imdb_titles.append(tt)
-
-    # --- IMDb datasets (gzipped on the wire, plain TSV on disk) ---------------------------------
-    for name in DATASETS:
-        body = get(f"{datasets_root}/{name}.gz")
-        if body is None:
-            continue
-        data = gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body
-        _atomic_write(out / "imdb" / name, data)
-        report.datasets.append(name)
-    return report
+__all__ = ["DATASETS", "DEFAULT_USER_AGENT", "FETCH_REASONS", "CrawlStatus", "FetchError", "FetchResult",
+           "IMDB_PAGES", "MirrorReport", "PageCache", "PoliteFetcher", "is_waf_challenge", "mirror_sources"]

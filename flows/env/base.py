@@ -5,35 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
-import stat
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
+from cinesub.digests import tree_digest
 from cinesub.rawstore import RawStore
-from cinesub.settings import Settings
+from cinesub.settings import EndpointSettings, Settings
 
 
 def dir_digest(root: Path) -> str:
-    """Digest of a directory tree's file names and bytes (the input snapshot id). Never opens
-    anything but a regular file (a FIFO would block); names that are not UTF-8, links, special
-    files and unreadable files count by name and kind, so changing them changes the digest."""
-    h = hashlib.sha256()
-    for p in sorted(Path(root).rglob("*")):
-        name = os.fsencode(p.relative_to(root))
-        try:
-            if not stat.S_ISREG(os.stat(p).st_mode):
-                if not p.is_dir():
-                    h.update(name + b"\0special\0")
-                continue
-            with open(p, "rb") as f:
-                h.update(name + b"\0")
-                h.update(hashlib.file_digest(f, "sha256").digest())
-        except OSError as exc:  # dangling link, permission denied
-            h.update(name + b"\0" + type(exc).__name__.encode() + b"\0")
-    return h.hexdigest()
+    """Digest of a directory tree's file names and bytes (the input snapshot id;
+    :func:`cinesub.digests.tree_digest`)."""
+    return tree_digest(root)
 
 
 def file_digest(path: Path | None) -> str | None:
@@ -50,6 +37,97 @@ class GeminiEndpoint:
     base_url: str | None
     options: dict[str, Any]
     batch_options: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClientTuning:
+    """Rate, timeout and retry parameters of the clients an environment builds: the only thing,
+    besides the endpoints and the credentials, in which the sample environment's clients differ
+    from the live ones (fast loopback manners against the fixture servers)."""
+
+    #: provider requests per second (None: ``providers.requests_per_second``) and burst
+    provider_rps: float | None = None
+    provider_burst: float = 1.0
+    provider_timeout_s: float = 30.0
+    #: an :class:`extractors.http_client.RetryPolicy` (None: the client's default)
+    provider_retry: Any = None
+    ia_timeout_s: float = 30.0
+    #: an IA :class:`~extractors.http_client.RetryPolicy` (None: ``extractors.ia.IA_RETRY``)
+    ia_retry: Any = None
+    gemini_options: Mapping[str, Any] = field(default_factory=dict)
+    gemini_batch_options: Mapping[str, Any] = field(default_factory=lambda: {"poll_interval_s": 30.0})
+
+
+#: the live services' manners (the clients' own defaults)
+LIVE_TUNING = ClientTuning()
+
+
+@dataclass(frozen=True, repr=False)
+class ProviderCredentials:
+    """Resolved subtitle-provider credentials (plain values, never printed: ``repr`` hides them)."""
+
+    opensubtitles_api_key: str | None = None
+    opensubtitles_username: str | None = None
+    opensubtitles_password: str | None = None
+    subdl_api_key: str | None = None
+
+    def __repr__(self) -> str:
+        return ("ProviderCredentials(" + ", ".join(f"{k}={'set' if getattr(self, k) else 'none'}"
+                                                   for k in self.__dataclass_fields__) + ")")
+
+
+def quota_state(settings: Any, provider: str = "opensubtitles") -> Path:
+    """Where a provider's client keeps its download-quota state (OpenSubtitles' quota, SubDL's
+    daily limit): ``CINESUB_HOME/state/<provider>-quota.json``."""
+    state = settings.home / "state" / f"{provider}-quota.json"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    return state
+
+
+def build_subtitle_providers(settings: Settings, endpoints: EndpointSettings, creds: ProviderCredentials,
+                             tuning: ClientTuning = LIVE_TUNING) -> list:
+    """OpenSubtitles (primary, when it has an API key) and SubDL (recovery, when it has one),
+    talking to ``endpoints`` — the one place both environments build network providers."""
+    from extractors.providers.opensubtitles import OpenSubtitlesProvider
+    from extractors.providers.subdl import SubDLProvider
+
+    manners: dict[str, Any] = dict(requests_per_second=tuning.provider_rps, burst=tuning.provider_burst,
+                                   timeout_s=tuning.provider_timeout_s, retry=tuning.provider_retry)
+    providers: list = []
+    if creds.opensubtitles_api_key:
+        providers.append(OpenSubtitlesProvider(
+            settings.providers, state_path=quota_state(settings), api_key=creds.opensubtitles_api_key,
+            username=creds.opensubtitles_username, password=creds.opensubtitles_password,
+            base_url=endpoints.opensubtitles, **manners))
+    if creds.subdl_api_key:
+        providers.append(SubDLProvider(settings.providers, state_path=quota_state(settings, "subdl"),
+                                       api_key=creds.subdl_api_key, base_url=endpoints.subdl,
+                                       download_url=endpoints.subdl_download, **manners))
+    for provider in providers:  # a proxy password in an endpoint is a secret of the client's logs too
+        for url in (endpoints.opensubtitles, endpoints.subdl, endpoints.subdl_download):
+            password = urlsplit(url).password
+            if password and hasattr(provider, "redact"):
+                provider.redact.add(password)
+                provider.redact.add(unquote(password))
+    return providers
+
+
+def build_ia_client(endpoints: EndpointSettings, store: RawStore, tuning: ClientTuning = LIVE_TUNING) -> Any:
+    """An :class:`extractors.ia.IAClient` of ``endpoints.internet_archive`` caching into ``store``."""
+    from extractors.ia import IAClient
+
+    kw: dict[str, Any] = {"timeout_s": tuning.ia_timeout_s}
+    if tuning.ia_retry is not None:
+        kw["retry"] = tuning.ia_retry
+    return IAClient.for_endpoint(endpoints.internet_archive, store, **kw)
+
+
+def build_gemini_endpoint(api_key: str | None, endpoints: EndpointSettings,
+                          tuning: ClientTuning = LIVE_TUNING) -> GeminiEndpoint | None:
+    """Where Gemini page readers talk to (None without a key)."""
+    if not api_key:
+        return None
+    return GeminiEndpoint(api_key, endpoints.gemini, dict(tuning.gemini_options), dict(tuning.gemini_batch_options))
 
 
 @dataclass(frozen=True)
@@ -86,6 +164,14 @@ class Environment(ABC):
 
     def prepare(self, flow: str) -> None:
         """Check and make the inputs of ``flow`` before anything runs (sample: generate the world)."""
+
+    #: the clients' rate, timeout and retry parameters
+    tuning: ClientTuning = LIVE_TUNING
+
+    def service_endpoints(self) -> EndpointSettings:
+        """The base URLs the clients of this build talk to (live: ``settings.endpoints``; sample:
+        the same with the running fixture servers' URLs in place)."""
+        return self.settings.endpoints
 
     # -- subtitle flow ------------------------------------------------------------------------
     @abstractmethod

@@ -1,11 +1,18 @@
 """The live environment: real providers, the Internet Archive, the configured input files.
 
+Every base URL is a setting under ``[endpoints]`` (:class:`cinesub.settings.EndpointSettings`):
+the same code runs against the real services, a mirror, a proxy or a replay server; the sample
+environment is one such replay (it builds its clients with the same helpers of
+:mod:`flows.env.base`, only its endpoints, credentials and :class:`ClientTuning` differ).
+
 * Subtitles: the local-directory provider when ``inputs.subtitles_dir`` is set (pre-downloaded
-  dumps), else OpenSubtitles (primary) and SubDL (recovery) with credentials from env vars or
-  Prefect Secret blocks.
-* Source pages: ``inputs.sources_dir``.
-* Hollywood: ``hollywood.ia_host``, the Gemini key of the settings / environment and
-  ``curation.gemini_base_url``, the configured catalog, gold, CPRS export and source-work files.
+  dumps), else OpenSubtitles (primary, ``endpoints.opensubtitles``) and SubDL (recovery,
+  ``endpoints.subdl`` / ``endpoints.subdl_download``) with credentials from env vars or Prefect
+  Secret blocks.
+* Source pages: ``inputs.sources_dir`` (mirrored from ``endpoints.kim`` / ``csm`` / ``imdb`` /
+  ``imdb_datasets`` by ``cinesub sources mirror``).
+* Hollywood: ``endpoints.internet_archive``, the Gemini key of the settings / environment and
+  ``endpoints.gemini``, the configured catalog, gold, CPRS export and source-work files.
 """
 
 from __future__ import annotations
@@ -15,8 +22,11 @@ from typing import Any
 
 from cinesub.errors import ConfigError
 from cinesub.rawstore import RawStore
-from cinesub.settings import resolve_secret
-from flows.env.base import Environment, GeminiEndpoint, HollywoodInputs, dir_digest, file_digest
+from cinesub.settings import Settings, resolve_secret
+from flows.env.base import (Environment, GeminiEndpoint, HollywoodInputs, ProviderCredentials, build_gemini_endpoint,
+                            build_ia_client, build_subtitle_providers, dir_digest, file_digest, quota_state)
+
+__all__ = ["LiveEnvironment", "live_credentials", "quota_state"]
 
 
 def _path(value: Any) -> Path | None:
@@ -53,28 +63,27 @@ class LiveEnvironment(Environment):
         return {"sources": self.source_digests()}
 
     def release_inputs(self) -> dict[str, Any]:
-        # the digest of the source pages the inventory was built from (input snapshot id)
-        return {"sample_world": None, "sources": dir_digest(self.sources_root())}
+        # the digest of the source pages the inventory was built from (input snapshot id), and the
+        # snapshot `cinesub sources mirror` wrote (SNAPSHOT.json; None for a folder filled otherwise)
+        from extractors.sources.mirror import read_snapshot, tree_digest
+
+        root = self.sources_root()
+        snap = read_snapshot(root)
+        snapshot = None
+        if snap is not None:
+            snapshot = {k: snap.get(k) for k in ("snapshot_id", "finished_at", "run_id", "counts", "changes")}
+            # edited after the crawl? then the snapshot id does not describe these pages
+            snapshot["matches_tree"] = snap.get("snapshot_id") == tree_digest(root)
+        return {"sample_world": None, "sources": dir_digest(root), "sources_snapshot": snapshot}
 
     def subtitle_providers(self) -> list:
-        from extractors.providers.opensubtitles import OpenSubtitlesProvider
-        from extractors.providers.subdl import SubDLProvider
-
         settings = self.settings
         if settings.inputs.subtitles_dir is not None:
             from extractors.providers.local_dir import LocalDirProvider
 
             return [LocalDirProvider(settings.inputs.subtitles_dir)]
-        p = settings.providers
-        api_key = resolve_secret(p.opensubtitles_api_key, p.opensubtitles_api_key_block)
-        password = resolve_secret(p.opensubtitles_password, p.opensubtitles_password_block)
-        subdl_key = resolve_secret(p.subdl_api_key, p.subdl_api_key_block)
-        providers: list = []
-        if api_key:
-            providers.append(OpenSubtitlesProvider(p, state_path=quota_state(settings), api_key=api_key,
-                                                   username=p.opensubtitles_username, password=password))
-        if subdl_key:
-            providers.append(SubDLProvider(p, api_key=subdl_key))
+        providers = build_subtitle_providers(settings, self.service_endpoints(), live_credentials(settings),
+                                             self.tuning)
         if not providers:
             raise ConfigError("no subtitle provider configured: set inputs.subtitles_dir, or OpenSubtitles/SubDL "
                               "credentials (env vars or Prefect Secret blocks), or use --sample",
@@ -88,9 +97,7 @@ class LiveEnvironment(Environment):
 
     # -- Hollywood flow -----------------------------------------------------------------------
     def ia_client(self, store: RawStore) -> Any:
-        from extractors.ia import IAClient
-
-        return IAClient.for_host(self.settings.hollywood.ia_host, store)
+        return build_ia_client(self.service_endpoints(), store, self.tuning)
 
     def remote_marker(self, run_id: str) -> dict[str, Any]:
         # IA content can change: the stage runs every build, its unchanged output leaves later stages reused
@@ -105,10 +112,7 @@ class LiveEnvironment(Environment):
     def gemini_endpoint(self) -> GeminiEndpoint | None:
         from extractors.gemini_pages import resolve_api_key
 
-        key = resolve_api_key(self.settings)
-        if not key:
-            return None
-        return GeminiEndpoint(key, self.settings.curation.gemini_base_url, {}, {"poll_interval_s": 30.0})
+        return build_gemini_endpoint(resolve_api_key(self.settings), self.service_endpoints(), self.tuning)
 
     def hollywood_inputs(self) -> HollywoodInputs:
         hs = self.settings.hollywood
@@ -122,8 +126,11 @@ class LiveEnvironment(Environment):
                 "citymap": file_digest(hs.citymap_path)}
 
 
-def quota_state(settings: Any) -> Path:
-    """Where the OpenSubtitles client keeps its download-quota state."""
-    state = settings.home / "state" / "opensubtitles-quota.json"
-    state.parent.mkdir(parents=True, exist_ok=True)
-    return state
+def live_credentials(settings: Settings) -> ProviderCredentials:
+    """The subtitle providers' credentials from the settings, env vars or Prefect Secret blocks."""
+    p = settings.providers
+    return ProviderCredentials(
+        opensubtitles_api_key=resolve_secret(p.opensubtitles_api_key, p.opensubtitles_api_key_block),
+        opensubtitles_username=p.opensubtitles_username,
+        opensubtitles_password=resolve_secret(p.opensubtitles_password, p.opensubtitles_password_block),
+        subdl_api_key=resolve_secret(p.subdl_api_key, p.subdl_api_key_block))

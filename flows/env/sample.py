@@ -24,9 +24,9 @@ from typing import Any
 from cinesub import tmpfiles
 from cinesub.errors import UsageError
 from cinesub.rawstore import RawStore
-from cinesub.settings import Settings
-from flows.env.base import Environment, GeminiEndpoint, HollywoodInputs, dir_digest
-from flows.env.live import quota_state
+from cinesub.settings import EndpointSettings, Settings, host_to_url
+from flows.env.base import (ClientTuning, Environment, GeminiEndpoint, HollywoodInputs, ProviderCredentials,
+                            build_gemini_endpoint, build_ia_client, build_subtitle_providers, dir_digest)
 
 SAMPLE_GENERATOR_VERSION_FILE = "world.json"
 WORLD_MARKER = "world.json"
@@ -37,6 +37,36 @@ SAMPLE_QUOTA_DOWNLOADS = 120
 #: a loopback fixture reads at most 1 MiB of a request body (fixtures/faults.py): inline batch
 #: jobs against it carry at most this many image bytes (base64 adds a third)
 FIXTURE_MAX_INLINE_BYTES = 500_000
+#: older names of the fixture URLs in :attr:`SampleEnvironment.endpoints` (``attached`` callers)
+LEGACY_ENDPOINT_KEYS = {"opensubtitles_url": "opensubtitles", "subdl_url": "subdl",
+                        "subdl_download_url": "subdl_download", "ia_host": "internet_archive", "gemini_url": "gemini"}
+
+
+def loopback_tuning() -> ClientTuning:
+    """The clients' manners against the loopback fixtures: no need to throttle to the real APIs'
+    rates; short backoff and timeout so the fixtures' slow-response fault really times out."""
+    from extractors.http_client import RetryPolicy
+    from extractors.ia import ia_retry_policy
+
+    return ClientTuning(
+        provider_rps=200.0, provider_burst=20.0, provider_timeout_s=2.0,
+        provider_retry=RetryPolicy(max_attempts=8, backoff_base_s=0.02, backoff_max_s=0.2, max_retry_after_s=5),
+        ia_timeout_s=10.0, ia_retry=ia_retry_policy(max_attempts=4, backoff_base_s=0.02, backoff_max_s=0.2),
+        gemini_options={"retry_initial_delay_s": 0.01, "timeout_s": 20.0},
+        gemini_batch_options={"poll_interval_s": 0.05, "max_inline_bytes": FIXTURE_MAX_INLINE_BYTES})
+
+
+def fixture_endpoints(base: EndpointSettings, served: dict[str, Any]) -> EndpointSettings:
+    """``base`` with the URLs of the running fixture servers in place: ``served`` holds endpoint
+    names (``opensubtitles``, ``internet_archive``, ...; the older ``*_url`` / ``ia_host`` names
+    too) and ``pages`` (the page fixture's site roots: ``kim``, ``csm``, ``imdb``, ``imdb_datasets``)."""
+    names = set(EndpointSettings.model_fields)
+    found: dict[str, Any] = {k: v for k, v in dict(served.get("pages") or {}).items() if k in names}
+    for key, value in served.items():
+        name = LEGACY_ENDPOINT_KEYS.get(key, key)
+        if name in names and value:
+            found[name] = host_to_url(value) if key == "ia_host" else value
+    return EndpointSettings.model_validate({**base.model_dump(), **found})
 
 
 def parse_faults(faults: str | None) -> list[str]:
@@ -68,9 +98,17 @@ def ensure_sample_world(settings: Settings, seed: int, n_films: int) -> tuple[Pa
     """Generate the sample world under CINESUB_HOME once (deterministic); return (dir, reused)."""
     from cinesub.sample.generate import generate
 
+    from cinesub.sample.generate import GENERATOR_VERSION
+
     target = settings.home / "sample-world" / f"seed{seed}-n{n_films}"
-    if (target / SAMPLE_GENERATOR_VERSION_FILE).exists():
-        return target, True
+    marker = target / SAMPLE_GENERATOR_VERSION_FILE
+    if marker.exists():
+        try:
+            same = json.loads(marker.read_text()).get("generator_version") == GENERATOR_VERSION
+        except ValueError:
+            same = False
+        if same:
+            return target, True  # else an older generator wrote it (other page shapes): regenerate
     _atomic_world(target, "world", lambda tmp: generate(tmp, seed=seed, n_films=n_films))
     return target, False
 
@@ -113,6 +151,12 @@ def sample_credentials(settings: Settings) -> dict[str, str]:
         "password": p.opensubtitles_password.get_secret_value() if p.opensubtitles_password else DEFAULT_PASSWORD,
         "subdl_api_key": p.subdl_api_key.get_secret_value() if p.subdl_api_key else DEFAULT_API_KEY,
     }
+
+
+def sample_provider_credentials(settings: Settings) -> ProviderCredentials:
+    c = sample_credentials(settings)
+    return ProviderCredentials(opensubtitles_api_key=c["api_key"], opensubtitles_username=c["username"],
+                               opensubtitles_password=c["password"], subdl_api_key=c["subdl_api_key"])
 
 
 class SampleEnvironment(Environment):
@@ -162,8 +206,8 @@ class SampleEnvironment(Environment):
         pages_fx = PagesFixture(self.world)  # review sites and IMDb, shaped like the real ones
         with os_fx, sd_fx, pages_fx:
             self.endpoints = {"pages": pages_fx.base_urls, "faults": self.faults,
-                              "opensubtitles_url": os_fx.api_url, "subdl_url": sd_fx.api_url,
-                              "subdl_download_url": sd_fx.download_url}
+                              "opensubtitles": os_fx.api_url, "subdl": sd_fx.api_url,
+                              "subdl_download": sd_fx.download_url}
             yield self.endpoints
 
     @contextlib.contextmanager
@@ -173,24 +217,37 @@ class SampleEnvironment(Environment):
 
         with IAFixture(self.worlds["variety"], self.worlds["cce"]) as ia, \
                 GeminiPagesFixture(self.worlds["variety"], self.worlds["cce"]) as gem:
-            self.endpoints = {"ia_host": ia.host, "gemini_url": gem.base_url}
+            self.endpoints = {"internet_archive": host_to_url(ia.host), "gemini": gem.base_url}
             yield self.endpoints
+
+    @property
+    def tuning(self) -> ClientTuning:  # type: ignore[override]
+        return loopback_tuning()
+
+    def service_endpoints(self) -> EndpointSettings:
+        """The settings' endpoints with the running fixture servers' URLs in place: the sample
+        build is a replay, its clients are built by the same code as the live ones."""
+        return fixture_endpoints(self.settings.endpoints, self.endpoints)
 
     # -- subtitle flow ------------------------------------------------------------------------
     def source_pages(self) -> tuple[Path, dict[str, Any] | None]:
         """The sample pages, mirrored from the page fixture server by the polite fetcher
-        (robots.txt, rate limit, on-disk cache) exactly as a live crawl."""
-        from extractors.sources.fetch import PoliteFetcher, mirror_sources
+        (robots.txt, rate limit, on-disk cache, conditional requests, the crawl status table)
+        exactly as `cinesub sources mirror` crawls the live sites."""
+        from extractors.sources.fetch import PoliteFetcher
+        from extractors.sources.mirror import CrawlStatus, mirror_sources
 
         base_urls = self.endpoints.get("pages")
         if not base_urls:  # no page server (a stage run on its own): the world's pages as they are
             return self.world, None
         out = self.settings.home / "sources" / "sample-mirror"
-        fetcher = PoliteFetcher(self.settings.home / "cache" / "pages", requests_per_second=500.0,
-                                site_roots=tuple(base_urls.values()))
-        report = mirror_sources(fetcher, base_urls, out)
+        with PoliteFetcher(self.settings.home / "cache" / "pages", requests_per_second=500.0,
+                           site_roots=tuple(base_urls.values()), backoff_base_s=0.02) as fetcher, \
+                CrawlStatus(self.settings.home / "state" / "crawl-sample.duckdb") as status:
+            # revalidate every page: the world behind the fixture may have been regenerated
+            report = mirror_sources(fetcher, base_urls, out, status=status, refresh=True)
         return out, {"pages": len(report.kim) + len(report.csm), "imdb_titles": len(report.imdb_titles),
-                     "skipped": len(report.skipped)}
+                     "skipped": len(report.skipped), "counts": report.counts(), "snapshot_id": report.snapshot_id}
 
     def inventory_inputs(self) -> dict[str, Any]:
         return {"sample": self.digest}  # the pages are the sample world's, served verbatim
@@ -199,32 +256,15 @@ class SampleEnvironment(Environment):
         return {"sample_world": self.digest, "sources": None}
 
     def subtitle_providers(self) -> list:
-        from extractors.providers.opensubtitles import OpenSubtitlesProvider
-        from extractors.http_client import RetryPolicy
-        from extractors.providers.subdl import SubDLProvider
-
-        creds, ep = sample_credentials(self.settings), self.endpoints
-        # loopback: no need to throttle to the real API's 5 req/s; short backoff and timeout so
-        # the fixtures' slow-response fault really times out
-        fast = dict(requests_per_second=200.0, burst=20.0, timeout_s=2.0,
-                    retry=RetryPolicy(max_attempts=8, backoff_base_s=0.02, backoff_max_s=0.2, max_retry_after_s=5))
-        return [
-            OpenSubtitlesProvider(self.settings.providers, state_path=quota_state(self.settings),
-                                  api_key=creds["api_key"], username=creds["username"], password=creds["password"],
-                                  base_url=ep["opensubtitles_url"], **fast),
-            SubDLProvider(self.settings.providers, api_key=creds["subdl_api_key"], base_url=ep["subdl_url"],
-                          download_url=ep["subdl_download_url"], **fast),
-        ]
+        return build_subtitle_providers(self.settings, self.service_endpoints(),
+                                        sample_provider_credentials(self.settings), self.tuning)
 
     def acquire_inputs(self, run_id: str) -> dict[str, Any]:
         return {"sample": self.digest, "faults": self.faults}
 
     # -- Hollywood flow -----------------------------------------------------------------------
     def ia_client(self, store: RawStore) -> Any:
-        from extractors.ia import IAClient, ia_retry_policy
-
-        return IAClient.for_host(self.endpoints["ia_host"], store, timeout_s=10.0,
-                                 retry=ia_retry_policy(max_attempts=4, backoff_base_s=0.02, backoff_max_s=0.2))
+        return build_ia_client(self.service_endpoints(), store, self.tuning)
 
     def remote_marker(self, run_id: str) -> dict[str, Any]:
         return {"sample": self.digest}  # the fixture serves nothing else
@@ -235,9 +275,7 @@ class SampleEnvironment(Environment):
     def gemini_endpoint(self) -> GeminiEndpoint | None:
         from fixtures.gemini_server import DEFAULT_API_KEY
 
-        return GeminiEndpoint(DEFAULT_API_KEY, self.endpoints.get("gemini_url"),
-                              {"retry_initial_delay_s": 0.01, "timeout_s": 20.0},
-                              {"poll_interval_s": 0.05, "max_inline_bytes": FIXTURE_MAX_INLINE_BYTES})
+        return build_gemini_endpoint(DEFAULT_API_KEY, self.service_endpoints(), self.tuning)
 
     def hollywood_inputs(self) -> HollywoodInputs:
         v, c = self.worlds.get("variety"), self.worlds.get("cce")

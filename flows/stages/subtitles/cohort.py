@@ -10,7 +10,7 @@ import duckdb
 
 from flows.kernel_context import RunContext, Stage
 from cinesub.state import sql_text
-from flows.stages.subtitles.common import eligible_views
+from flows.stages.subtitles.common import chosen_countries, eligible_views
 from validators.candidate import flag_rows
 
 AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
@@ -18,7 +18,7 @@ AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
 
 class CohortStage(Stage):
     name = "cohort"
-    reads = ("films", "link_reviews", "selections", "ratings", "tracks", "decisions")
+    reads = ("films", "link_reviews", "selections", "ratings", "tracks", "decisions", "selected_attributes")
     writes = ("film_gates", "funnel", "flags", "coverage")
 
     def items_in_out(self, stats: dict[str, Any]) -> tuple[int | None, int | None, dict[str, int]]:
@@ -36,7 +36,7 @@ class CohortStage(Stage):
 
         eligible_views(con, ctx)
         con.execute("CREATE OR REPLACE TEMP TABLE wanted_countries (country VARCHAR)")
-        con.executemany("INSERT INTO wanted_countries VALUES (?)", [[c] for c in ctx.settings.countries])
+        con.executemany("INSERT INTO wanted_countries VALUES (?)", [[c] for c in chosen_countries(con, ctx)])
         con.execute(sql_text("funnel.sql"))
         con.execute("BEGIN")
         con.execute("DELETE FROM film_gates")
@@ -93,8 +93,10 @@ class CohortStage(Stage):
         con.execute(sql_text("coverage_input.sql"))
         con.execute("DELETE FROM coverage")
         best: dict[str, Any] = {}
-        for dim, view, pool, required in (("languages", "coverage_languages", 29, ["en"]),
-                                          ("countries", "coverage_countries", 21, [])):
+        sel = ctx.settings.selection
+        for dim, view, pool, required in (
+                ("languages", "coverage_languages", sel.language_pool_size, list(sel.languages_required)),
+                ("countries", "coverage_countries", sel.country_pool_size, list(sel.countries_required))):
             pairs = con.execute(f"SELECT film_id, attribute FROM {view} ORDER BY 1, 2").fetchall()
             if not pairs:
                 continue

@@ -10,10 +10,27 @@ from cinesub.state import render_sql, sql_text
 from validators.candidate import PROCESSING_VERSION
 
 
+def chosen_languages(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> tuple[str, ...]:
+    """The languages the build acquires: those the survey stage chose (``selected_attributes``),
+    ``Settings.languages`` when no survey ran (a stage run on its own)."""
+    from warehouse.release import read_selection
+
+    return read_selection(con, "languages", tuple(ctx.settings.languages))
+
+
+def chosen_countries(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> tuple[str, ...]:
+    """The rating countries the build releases, in release order (as :func:`chosen_languages`)."""
+    from warehouse.release import read_selection
+
+    return read_selection(con, "countries", tuple(ctx.settings.countries))
+
+
 def eligible_views(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> None:
-    """Create the temp table ``wanted_languages`` and the view of sql/eligible_films.sql (reads ``films``)."""
+    """Create the temp table ``wanted_languages`` (the chosen languages: reads
+    ``selected_attributes``) and the view of sql/eligible_films.sql (reads ``films``)."""
+    languages = chosen_languages(con, ctx)
     con.execute("CREATE OR REPLACE TEMP TABLE wanted_languages (language VARCHAR)")
-    con.executemany("INSERT INTO wanted_languages VALUES (?)", [[lang] for lang in ctx.settings.languages])
+    con.executemany("INSERT INTO wanted_languages VALUES (?)", [[lang] for lang in languages])
     con.execute(sql_text("eligible_films.sql"))
 
 

@@ -45,7 +45,7 @@ class CurateStage(Stage):
 
                 raise ConfigError("curation.gemini_enabled needs a Gemini API key (env or Prefect Secret block)",
                                   "credentials_missing")
-            curator = GeminiCurator(key, model=cfg.gemini_model, base_url=cfg.gemini_base_url,
+            curator = GeminiCurator(key, model=cfg.gemini_model, base_url=ctx.env.service_endpoints().gemini,
                                     thinking_level=cfg.gemini_thinking_level)
         films = con.execute(
             """SELECT f.imdb_id, CAST(f.imdb AS VARCHAR), CAST(f.kim AS VARCHAR), CAST(f.csm AS VARCHAR)

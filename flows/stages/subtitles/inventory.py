@@ -27,7 +27,7 @@ def _norm_title(title: str | None) -> str:
 
 class InventoryStage(Stage):
     name = "inventory"
-    version = "1"
+    version = "2"  # 2: IMDb datasets streamed by id (crew, principals, akas, names); votes, original title
     reads = ("link_reviews", "link_decisions")  # curator decisions change the films rows
     # link_reviews: new disagreements enter the adjudication queue, applied decisions are shown there
     writes = ("sources", "films", "ratings", "unmapped_ratings", "source_errors", "link_reviews")
@@ -43,9 +43,9 @@ class InventoryStage(Stage):
 
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from extractors.sources.csm import parse_csm
-        from extractors.sources.imdb import canonical_imdb_id, parse_imdb_title, read_title_basics, read_title_ratings
+        from extractors.sources.imdb import canonical_imdb_id, parse_imdb_title
         from extractors.sources.kim import parse_kim
-        from cinesub.state import sql_text
+        from cinesub.state import sql_text, transaction
         from validators.entity_link import resolve_disagreement
         from validators.ratings import normalize_certificates
 
@@ -67,12 +67,9 @@ class InventoryStage(Stage):
             page_errors.append([source, key, sha, "internal_error", type(exc).__name__, detail])
             return {"reason": "internal_error", "error_type": type(exc).__name__, "detail": detail}
 
-        # --- IMDb datasets ------------------------------------------------------------------
-        basics_path, ratings_path = root / "imdb" / "title.basics.tsv", root / "imdb" / "title.ratings.tsv"
-        keep("imdb_basics", "title.basics.tsv", basics_path, None)
-        keep("imdb_ratings", "title.ratings.tsv", ratings_path, None)
-        basics = {r["tconst"]: r for r in read_title_basics(basics_path).to_dicts()}
-        ratings = {r["tconst"]: r for r in read_title_ratings(ratings_path).to_dicts()}
+        # --- IMDb datasets: stored (streamed), read after the review pages, filtered by id -------
+        imdb_datasets = self._keep_datasets(root, store, source_rows)
+        imdb_pending: list[tuple[int, str]] = []  # (films row, IMDb id) whose record is read below
 
         # --- CSM pages, indexed by IMDb id and by (title, year) --------------------------------
         csm_by_id: dict[str, Any] = {}
@@ -94,15 +91,18 @@ class InventoryStage(Stage):
         n_pages = 0
         con.execute(sql_text("link_decisions.sql"))  # the entity-link decision in force per KIM page
         decided = dict(con.execute("SELECT kim_id, decision FROM link_decision_in_force").fetchall())
-        for path in sorted((root / "kim").glob("*.html")):
+        # kim/<letter>/<slug>.html: kim_id = "<letter>/<slug>" (ids contain "/"; read recursively)
+        kim_pages = sorted(((p.relative_to(root / "kim").with_suffix("").as_posix(), p)
+                            for p in (root / "kim").rglob("*.html")), key=lambda kp: kp[0])
+        for kim_key, path in kim_pages:
             n_pages += 1
-            url = f"https://kids-in-mind.com/{path.stem}.htm"
+            url = f"https://kids-in-mind.com/{kim_key}.htm"
             try:
-                kim = parse_kim(keep("kim", path.stem, path, url), url)
+                kim = parse_kim(keep("kim", kim_key, path, url), url)
                 imdb_id, id_status = canonical_imdb_id(kim.imdb_link)
             except Exception as exc:  # recorded as gate-1 drop (and a source_errors row), never skipped
-                films.append([path.stem, None, None, url, None, None, "unparsed", None, None, None,
-                              "not_checked", json.dumps(page_failed("kim", path.stem, exc)), None, None])
+                films.append([kim_key, None, None, url, None, None, "unparsed", None, None, None,
+                              "not_checked", json.dumps(page_failed("kim", kim_key, exc)), None, None])
                 continue
             csm, csm_id, link_status = None, None, "no_csm"
             if id_status == "ok":
@@ -117,18 +117,24 @@ class InventoryStage(Stage):
                                         "csm_imdb_link_disagrees" if csm_id else "csm_imdb_link_missing"])
                         imdb_id, link_status = resolve_disagreement(decided.get(kim.kim_id), imdb_id, csm_id)
             imdb_rec = None
-            if id_status == "ok" and imdb_id in basics:
-                try:
-                    imdb_rec = self._imdb(root, imdb_id, basics[imdb_id], ratings.get(imdb_id), keep,
-                                          parse_imdb_title)
-                except Exception as exc:  # no IMDb record (gate 3) and a source_errors row
-                    page_failed("imdb_title", imdb_id, exc)
+            if id_status == "ok":
+                imdb_pending.append((len(films), imdb_id))
             films.append([
                 kim.kim_id, kim.title, kim.year, kim.url, kim.imdb_link, imdb_id if id_status == "ok" else None,
                 id_status, csm.csm_id if csm else None, csm.url if csm else None, csm_id, link_status,
                 kim.model_dump_json(), csm.model_dump_json() if csm else None,
                 imdb_rec.model_dump_json() if imdb_rec else None,
             ])
+
+        # --- IMDb records: the datasets for the wanted ids, then the title pages ----------------
+        imdb_facts, imdb_stats = self._read_imdb_facts(root, imdb_pending, imdb_datasets)
+        for i, imdb_id in imdb_pending:
+            if imdb_id not in imdb_facts:
+                continue  # not in title.basics: no IMDb record (gate 3 says so)
+            try:
+                films[i][13] = self._imdb(root, imdb_id, imdb_facts[imdb_id], keep, parse_imdb_title).model_dump_json()
+            except Exception as exc:  # no IMDb record (gate 3) and a source_errors row
+                page_failed("imdb_title", imdb_id, exc)
 
         # --- ratings (SPEC A8) ---------------------------------------------------------------
         rating_rows, unmapped_rows = [], []
@@ -148,8 +154,7 @@ class InventoryStage(Stage):
             for u in unmapped:
                 unmapped_rows.append([row[5], getattr(u, "raw", str(u)), getattr(u, "reason", "unmapped")])
 
-        con.execute("BEGIN")
-        try:
+        with transaction(con):
             for table in ("films", "ratings", "unmapped_ratings", "source_errors"):
                 con.execute(f"DELETE FROM {table}")
             if page_errors:
@@ -168,27 +173,54 @@ class InventoryStage(Stage):
                 con.executemany("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?)", rating_rows)
             if unmapped_rows:
                 con.executemany("INSERT INTO unmapped_ratings VALUES (?, ?, ?)", unmapped_rows)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
         statuses: dict[str, int] = {}
         for row in films:
             statuses[row[6]] = statuses.get(row[6], 0) + 1
         return {"mirror": mirror, "kim_pages": n_pages, "csm_pages": sum(len(v) for v in csm_by_title.values()),
                 "imdb_id_status": statuses, "link_reviews": len(reviews),
                 "ratings": len(rating_rows), "unmapped_ratings": len(unmapped_rows),
-                "source_errors": len(page_errors)}
+                "source_errors": len(page_errors), "imdb_datasets": imdb_stats}
+
+    #: the ``sources`` name of each IMDb dataset
+    DATASET_SOURCES = {"title.basics.tsv": "imdb_basics", "title.ratings.tsv": "imdb_ratings",
+                       "title.crew.tsv": "imdb_crew", "title.principals.tsv": "imdb_principals",
+                       "title.akas.tsv": "imdb_akas", "name.basics.tsv": "imdb_names"}
+
+    @classmethod
+    def _keep_datasets(cls, root: Path, store: RawStore, source_rows: list[list[Any]]) -> dict[str, Path | None]:
+        """Every IMDb dataset present into the raw store (streamed: never a whole file in memory)
+        and one ``sources`` row each; returns where each dataset lies (None: absent)."""
+        from extractors.sources.imdb_datasets import dataset_paths
+
+        paths = dataset_paths(root / "imdb")
+        for name, path in paths.items():
+            if path is not None:
+                sha, _ = store.put_file(path)
+                source_rows.append([cls.DATASET_SOURCES[name], name, None, sha, utcnow()])
+        return paths
 
     @staticmethod
-    def _imdb(root: Path, imdb_id: str, basics_row: dict, ratings_row: dict | None, keep, parse_imdb_title):
+    def _read_imdb_facts(root: Path, pending: list[tuple[int, str]], paths: dict[str, Path | None]):
+        """The dataset facts of the wanted titles (:func:`read_imdb_facts`, streamed, filtered by
+        id) and the stage's ``imdb_datasets`` stats: titles wanted/found, datasets missing (their
+        fields then come from the title pages), names name.basics did not resolve."""
+        from cinesub.errors import UsageError
+        from extractors.sources.imdb_datasets import read_imdb_facts
+
+        if paths.get("title.basics.tsv") is None:
+            raise UsageError(f"no IMDb title.basics.tsv under {root / 'imdb'} (mirror the sources first: "
+                             "cinesub sources mirror)", "inputs_missing")
+        wanted = sorted({tt for _, tt in pending})
+        facts, st = read_imdb_facts(root / "imdb", wanted)
+        return facts, {"wanted": len(wanted), "found": len(facts), "missing": st["missing"],
+                       "unresolved_names": st["unresolved_names"]}
+
+    @staticmethod
+    def _imdb(root: Path, imdb_id: str, facts: dict, keep, parse_imdb_title):
         base = root / "imdb" / "title" / imdb_id
         pages = {}
         for page in ("index", "plotsummary", "parentalguide"):
             p = base / f"{page}.html"
-            url = f"https://www.imdb.com/title/{imdb_id}/" + ("" if page == "index" else page)
+            url = f"https://www.imdb.com/title/{imdb_id}/" + ("" if page == "index" else f"{page}/")
             pages[page] = keep(f"imdb_{page}", imdb_id, p, url) if p.exists() else ""
-        row = dict(basics_row)
-        if ratings_row:
-            row.update(ratings_row)
-        return parse_imdb_title(pages["index"], pages["plotsummary"], pages["parentalguide"], row)
+        return parse_imdb_title(pages["index"], pages["plotsummary"], pages["parentalguide"], facts)

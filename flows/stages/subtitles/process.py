@@ -47,7 +47,8 @@ def _work_failed(job: tuple, error_type: str, message: str, step: str) -> tuple[
 
 class ProcessStage(Stage):
     name = "process"
-    reads = ("films", "blobs", "tracks", "decisions", "candidates", "attempts")  # films: sql/eligible_films.sql
+    reads = ("films", "blobs", "tracks", "decisions", "candidates", "attempts",
+             "selected_attributes")  # films: sql/eligible_films.sql; selected_attributes: the languages
     writes = ("tracks", "entries", "flags", "sanitization_log", "selections", "attempts")
 
     def __init__(self, round_no: int = 1):

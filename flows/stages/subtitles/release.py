@@ -12,15 +12,16 @@ import duckdb
 
 from flows.kernel_context import RunContext, Stage
 from flows.kernel_exec import stage_stats_rows
+from flows.stages.subtitles.common import chosen_countries, chosen_languages
 from warehouse.release import ReleaseBlocked, publish
 
 
 class ReleaseStage(Stage):
     name = "release"
-    version = "3"  # 3: the task_references table
+    version = "4"  # 3: the task_references table; 4: the selection tables
     reads = ("films", "film_gates", "funnel", "selections", "tracks", "entries", "ratings",
              "language_safety", "flags", "sanitization_log", "coverage", "curation", "task_fields",
-             "withdrawals")
+             "withdrawals", "selected_attributes", "selection_per_k")
     writes = ("film_ids", "splits")
     retries = 1
 
@@ -41,8 +42,8 @@ class ReleaseStage(Stage):
                 ctx.settings.releases_dir,
                 config_hash=ctx.settings.config_hash(),
                 inputs=inputs,
-                countries=tuple(ctx.settings.countries),
-                languages=tuple(ctx.settings.languages),
+                countries=chosen_countries(con, ctx),
+                languages=chosen_languages(con, ctx),
                 release_settings=ctx.settings.release,
                 reports_dir=ctx.settings.reports_dir,
                 thresholds=ctx.settings.thresholds,
