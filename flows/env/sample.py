@@ -94,6 +94,15 @@ def _atomic_world(target: Path, prefix: str, write: Any) -> None:
         raise
 
 
+def _marker_says(marker: Path, key: str, expected: Any) -> bool:
+    """Whether a world's marker file exists and records ``expected`` under ``key`` (a world
+    written by another generator version does not)."""
+    try:
+        return json.loads(marker.read_text()).get(key) == expected
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def ensure_sample_world(settings: Settings, seed: int, n_films: int) -> tuple[Path, bool]:
     """Generate the sample world under CINESUB_HOME once (deterministic); return (dir, reused)."""
     from cinesub.sample.generate import generate
@@ -101,14 +110,8 @@ def ensure_sample_world(settings: Settings, seed: int, n_films: int) -> tuple[Pa
     from cinesub.sample.generate import GENERATOR_VERSION
 
     target = settings.home / "sample-world" / f"seed{seed}-n{n_films}"
-    marker = target / SAMPLE_GENERATOR_VERSION_FILE
-    if marker.exists():
-        try:
-            same = json.loads(marker.read_text()).get("generator_version") == GENERATOR_VERSION
-        except ValueError:
-            same = False
-        if same:
-            return target, True  # else an older generator wrote it (other page shapes): regenerate
+    if _marker_says(target / SAMPLE_GENERATOR_VERSION_FILE, "generator_version", GENERATOR_VERSION):
+        return target, True  # else an older generator wrote it (other page shapes): regenerate
     _atomic_world(target, "world", lambda tmp: generate(tmp, seed=seed, n_films=n_films))
     return target, False
 
@@ -121,14 +124,8 @@ def ensure_pd_worlds(settings: Settings, seed: int) -> tuple[dict[str, Path], bo
     target = settings.home / "sample-world" / f"pd-seed{seed}"
     dirs = {"variety": target / "variety", "cce": target / "cce"}
     versions = {"cinesub.sample.variety": variety.GENERATOR_VERSION, "cinesub.sample.cce": cce.GENERATOR_VERSION}
-    marker = target / WORLD_MARKER
-    if marker.exists():
-        try:
-            same = json.loads(marker.read_text()).get("versions") == versions
-        except ValueError:
-            same = False
-        if same:
-            return dirs, True  # else an older generator wrote it: regenerate
+    if _marker_says(target / WORLD_MARKER, "versions", versions):
+        return dirs, True  # else an older generator wrote it: regenerate
 
     def write(tmp: Path) -> None:
         variety.generate_variety_world(tmp / "variety", seed)
