@@ -9,6 +9,7 @@ import time
 BENCHES = ["benchmarks.bench_decode", "benchmarks.bench_parse", "benchmarks.bench_inspect", "benchmarks.bench_checks", "benchmarks.bench_coverage"]
 BENCHES.append("benchmarks.bench_alias")
 BENCHES.append("benchmarks.bench_targets")  # the speed targets that left tests/ (issue 14)
+BENCHES.append("benchmarks.bench_ocr")  # Tesseract accuracy on the sample worlds' gold pages (issue 17)
 
 
 def main(argv: list[str]) -> int:

@@ -140,3 +140,43 @@ def classify_cmd(
         return
     for r in results:
         print(f"{r.reg_id}\t{r.reg_date}\t{r.status}\t{r.title}\t{r.reason}")
+
+
+@copyright_app.command("parse-entries")
+def parse_entries_cmd(
+    file: Path = typer.Argument(..., help="Text file: one printed CCE renewal entry per line."),
+    volume_year: Optional[int] = typer.Option(None, "--volume-year", help="Year of the CCE volume (dates two-digit years)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per entry line."),
+) -> None:
+    """Parse printed renewal entries: per line a status (read / partial / flagged / unread), its
+    reason codes and the records (``extractors.cce.parse.parse_renewal_entry``)."""
+    from extractors.cce.entries import entry_status
+    from extractors.cce.parse import Unparsed, parse_renewal_entry
+
+    if not file.is_file():
+        err.print(f"error: {file}: no such file", highlight=False, markup=False)
+        raise typer.Exit(2)
+    try:
+        lines = file.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        err.print(f"error: {file}: cannot read ({e})", highlight=False, markup=False)
+        raise typer.Exit(2)
+    out = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        got = parse_renewal_entry(line, volume_year=volume_year)
+        if isinstance(got, Unparsed):
+            out.append({"line": n, "text": line, "status": "unread", "reasons": [got.reason],
+                        "detail": got.detail, "records": []})
+            continue
+        status, reasons = entry_status(got)
+        recs = [{k: v for k, v in r.to_dict().items() if k not in ("raw", "orig_reg_candidates", "renewal_candidates")}
+                for r in got]
+        out.append({"line": n, "text": line, "status": status, "reasons": reasons, "records": recs})
+    if as_json:
+        print(json.dumps(out, ensure_ascii=False))
+        return
+    for e in out:
+        ids = ", ".join(f"{r['orig_reg_id']}/{r['orig_date']} -> {r['renewal_id']}/{r['renewal_date']}" for r in e["records"])
+        print(f"{e['line']}\t{e['status']}\t{ids}\t{';'.join(e['reasons'])}")

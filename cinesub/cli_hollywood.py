@@ -3,6 +3,9 @@
 * ``hollywood build [--sample] [--home] [--config] [--as-of DATE] [--force] [--json]`` runs the
   ``build-hollywood`` Prefect flow (flows/hollywood.py) and prints the release path, the
   collection size and the evaluation summary (the whole summary with ``--json``).
+* ``hollywood plan --years 1922-1979 [--sample] [--json]``: items, leaves, kept pages (the page
+  filter's measured keep rate, else ``hollywood.plan_keep_rate``), Gemini requests, tokens and a
+  cost estimate from the named price settings — IA search/metadata only, Gemini never called.
 * ``hollywood review list [--json]`` — the curator queues: aliases awaiting a decision, copyright
   matches awaiting review, and the curated decisions already recorded;
   ``hollywood review decide-alias YEAR ALIAS IMDB|none --by NAME`` and
@@ -86,6 +89,7 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
     from cinesub.settings import load_settings
     from cinesub.state import sql_text
     from flows.stages.hollywood.cce import load_matching_inputs, status_rows
+    from flows.stages.hollywood.collection import bind_as_of
     from flows.stages.hollywood.common import pd_releases_dir, pd_state_db
     from validators.copyright_match import CuratorDecision
     from validators.copyright_status import SourceWork
@@ -132,6 +136,7 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
     con.execute("CREATE VIEW cc_links AS SELECT * FROM rel_film_links")
     con.execute("CREATE VIEW cc_ia AS SELECT * FROM rel_film_ia")
     con.execute("CREATE VIEW cc_source_works AS SELECT * FROM rel_source_works")
+    bind_as_of(con, as_of)  # the release-date rule (R1_release_date) judges films as of this date
     con.execute(sql_text("pd_collection.sql"))
 
     def rows(sql: str) -> list[dict[str, Any]]:
@@ -168,6 +173,7 @@ def collection_status(home: Path, as_of: date) -> dict[str, Any]:
             "key": c["key"], "imdb": c["key"] if c["key_kind"] == "imdb" else None, "title": c["title"],
             "year": c["year"], "rank": c["rank"], "status": c["status"], "rule": c["rule"],
             "reason": c["status_reason"], "exclusion_reasons": c["exclusion_reasons"],
+            "verdict": c["verdict"], "review_reasons": c["review_reasons"],
             "registration": {"reg_id": c["reg_id"], "reg_date": c["reg_date"].isoformat() if c["reg_date"] else None},
             "source_works": sources_of.get((c["reg_id"], c["reg_date"]), []) if c["reg_id"] else [],
         })
@@ -221,6 +227,120 @@ def status_cmd(
     for k, label in (("left_collection", "left the collection"), ("joined_collection", "joined the collection")):
         if res[k]:
             out.print(f"{label} as of {res['as_of']}: {', '.join(res[k])}")
+
+
+# --------------------------------------------------------------------------------------------
+# hollywood plan: what reading 1922-1979 would cost, before anything is spent
+# --------------------------------------------------------------------------------------------
+def parse_years(value: str) -> tuple[int, int]:
+    """``"1922-1979"`` or ``"1934"`` → (first, last); a UsageError (exit 2) otherwise."""
+    m = re.fullmatch(r"\s*(\d{4})\s*(?:-\s*(\d{4})\s*)?", value or "")
+    if not m:
+        _fail(f"--years {value!r} is not YEAR or FIRST-LAST (e.g. 1922-1979)")
+    assert m is not None
+    lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+    if lo > hi:
+        _fail(f"--years {value!r}: the first year is after the last")
+    if lo < 1905 or hi > date.today().year:
+        _fail(f"--years {value!r}: Variety years run from 1905 to this year")
+    return lo, hi
+
+
+def item_page_count(meta: dict[str, Any], files: list[dict[str, Any]]) -> tuple[int | None, str]:
+    """Leaves of an IA item from its metadata: MHDL's ``page-count`` (Variety items carry it),
+    else the ``filecount`` of its ``_jp2.zip`` (one member per leaf), else ``imagecount`` (an
+    estimate: not the page count on every item); ``(None, "none")`` when none is given."""
+    for value, source in ((meta.get("page-count"), "page-count"),
+                          (next((f.get("filecount") for f in files if str(f.get("name", "")).endswith("_jp2.zip")
+                                 and f.get("filecount")), None), "jp2_filecount"),
+                          (meta.get("imagecount"), "imagecount")):
+        try:
+            n = int(str(value).strip())
+        except (TypeError, ValueError):
+            continue
+        if n > 0:
+            return n, source
+    return None, "none"
+
+
+def measured_keep_rate(settings: Any) -> tuple[float, str, int]:
+    """``(keep rate, source, pages measured)``: the page filter's decisions in the Hollywood state
+    DB of the last build, else ``hollywood.plan_keep_rate``."""
+    import duckdb
+
+    from flows.stages.hollywood.common import pd_state_db
+
+    db = pd_state_db(settings)
+    if db.is_file():
+        try:
+            with duckdb.connect(str(db), read_only=True) as con:
+                n, kept = con.execute("SELECT count(*), count(*) FILTER (WHERE keep) FROM pd_page_filter").fetchone()
+        except duckdb.Error:
+            n, kept = 0, 0
+        if n:
+            return kept / n, f"measured: page filter of the last build ({db})", int(n)
+    return settings.hollywood.plan_keep_rate, "setting hollywood.plan_keep_rate", 0
+
+
+def hollywood_plan(settings: Any, env: Any, years: tuple[int, int]) -> dict[str, Any]:
+    """Items, leaves, kept pages, Gemini requests, tokens and cost of reading Variety ``years``:
+    IA search and metadata only (cheap); Gemini is never called. ``env``: an environment whose
+    services are running."""
+    from cinesub.rawstore import RawStore
+    from extractors.gemini_pages import plan_cost
+    from extractors.ia import variety_query
+    from extractors.providers.errors import ProviderError
+    from extractors.variety.gemini_pages import TASK
+
+    hs = settings.hollywood
+    client = env.ia_client(RawStore.for_settings(settings))
+    ids = client.search_items(variety_query(f"{years[0]}-01-01", f"{years[1]}-12-31"))
+    items: list[dict[str, Any]] = []
+    for ident in ids:
+        row: dict[str, Any] = {"item_id": ident, "pages": None, "page_count_source": "none", "reason": None}
+        try:
+            n, src = item_page_count(client.metadata(ident), client.list_files(ident))
+            row.update(pages=n, page_count_source=src, reason=None if n else "no_page_count")
+        except ProviderError as exc:
+            row["reason"] = exc.reason_code
+        items.append(row)
+    known = [r["pages"] for r in items if r["pages"]]
+    unknown = len(items) - len(known)
+    mean = sum(known) / len(known) if known else 0.0
+    pages = sum(known) + round(unknown * mean)
+    rate, rate_source, measured = measured_keep_rate(settings)
+    kept = round(pages * rate)
+    from collections import Counter
+
+    return {"years": list(years), "query": variety_query(f"{years[0]}-01-01", f"{years[1]}-12-31"),
+            "environment": env.kind, "items": len(items), "pages": pages, "pages_estimated_items": unknown,
+            "page_count_sources": dict(Counter(r["page_count_source"] for r in items)),
+            "item_reasons": dict(Counter(r["reason"] for r in items if r["reason"])),
+            "max_items": hs.max_items, "keep_rate": round(rate, 6), "keep_rate_source": rate_source,
+            "keep_rate_pages_measured": measured, "kept_pages": kept,
+            "gemini": plan_cost(kept, hs, TASK), "gemini_called": False, "ia_requests": client.requests,
+            "per_item": items}
+
+
+def format_plan(res: dict[str, Any]) -> str:
+    g = res["gemini"]
+    lines = [f"plan for Variety {res['years'][0]}-{res['years'][1]} ({res['environment']}); nothing is spent",
+             f"items: {res['items']}" + (f" ({res['pages_estimated_items']} without a page count: estimated)"
+                                          if res["pages_estimated_items"] else ""),
+             f"pages: {res['pages']:,}",
+             f"kept pages: {res['kept_pages']:,} (keep rate {res['keep_rate']:.2%}, {res['keep_rate_source']})",
+             f"requests: {g['requests']:,} to {g['model']} ({g['mode']}; {g['worked_examples']} worked examples + "
+             f"the page, {g['image_tokens']} tokens per image)",
+             f"tokens: {g['input_tokens']:,} input, {g['output_tokens']:,} output",
+             f"cost estimate: ${g['cost_usd']['total']:,.2f} (input ${g['cost_usd']['input']:,.2f}, output "
+             f"${g['cost_usd']['output']:,.2f}; ${g['prices']['input_per_mtok']}/M in, "
+             f"${g['prices']['output_per_mtok']}/M out x {g['prices']['price_factor']}; {g['prices']['source']})",
+             f"note: {g['max_tokens_fallback']}"]
+    if g["minutes_at_rate_limit"] is not None:
+        lines.insert(6, f"time at the rate limit: {g['minutes_at_rate_limit']:,} minutes")
+    if res["item_reasons"]:
+        lines.insert(2, "items refused: " + ", ".join(f"{k} {v}" for k, v in sorted(res["item_reasons"].items())))
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,7 +401,7 @@ def register(app: typer.Typer) -> None:
         home: Optional[Path] = common.home_option(),
         config: Optional[Path] = common.config_option(),
         as_of: Optional[str] = typer.Option(None, "--as-of", help="Copyright status date (default hollywood.as_of, "
-                                            "2026-01-01)."),
+                                            "unset: the run date)."),
         force: bool = common.force_option(),
         as_json: bool = common.json_option("Print the build summary as JSON."),
         wait: bool = common.wait_option(),
@@ -322,6 +442,37 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(summary, indent=2, default=str))
         else:
             Console().print(format_summary(summary), highlight=False)
+
+    @hollywood_app.command("plan")
+    def plan_cmd(
+        years: str = typer.Option(..., "--years", help="Variety years, FIRST-LAST (e.g. 1922-1979) or one year."),
+        sample: bool = typer.Option(False, "--sample", help="Plan against the sample world's IA fixture (offline)."),
+        home: Optional[Path] = common.home_option(),
+        config: Optional[Path] = common.config_option(),
+        as_json: bool = common.json_option("Print the plan as JSON (with the page count of every item)."),
+    ) -> None:
+        """Items, pages, kept pages, Gemini requests, tokens and a cost estimate, before anything
+        is spent (IA search and metadata only; Gemini is never called)."""
+        from cinesub.settings import load_settings
+        from flows.env import environment
+
+        span = parse_years(years)
+        settings = load_settings(config, _home(home))
+        env = environment(settings, sample)
+        if sample:
+            env.prepare("build-hollywood")  # the sample worlds (generated once)
+        from extractors.providers.errors import ProviderError
+
+        try:
+            with env.services("build-hollywood"):
+                res = hollywood_plan(settings, env, span)
+        except ProviderError as exc:
+            err.print(f"[red]hollywood plan stopped: {exc.reason_code}[/red]: {exc.detail}", highlight=False)
+            raise typer.Exit(5)
+        if as_json:
+            print(json.dumps(res, ensure_ascii=False, default=str))
+        else:
+            Console().print(format_plan(res), highlight=False)
 
     @review_app.command("list")
     def review_list(home: Optional[Path] = typer.Option(None, "--home"),

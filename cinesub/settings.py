@@ -13,7 +13,7 @@ import json
 import os
 import re
 import tomllib
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -238,14 +238,46 @@ class HollywoodSettings(BaseModel):
 
     model_config = _STRICT
 
-    as_of: date = Field(date(2026, 1, 1), description="copyright status date (SPEC B2: 'as of 2026' = 2026-01-01)")
+    as_of: date = Field(default_factory=lambda: datetime.now(timezone.utc).date(),
+                        description="copyright status date (SPEC B2; validators/copyright_status.py). Unset: the "
+                        "run date (UTC day the settings are loaded); set it (e.g. 2026-01-01) to freeze the "
+                        "statuses for a reproducible release. The release manifest records the as_of used "
+                        "and whether it was frozen")
     variety_start: str = Field("1922-01-01", description="first Variety issue date searched on the Internet Archive")
     variety_end: str = Field("1979-12-31", description="last Variety issue date searched")
     gemini_enabled: bool = Field(True, description="read page images with Gemini (else the OCR-rules extractor only)")
     gemini_model: str = Field("gemini-3-pro-preview", description="Gemini model for the page extractor")
-    gemini_thinking_level: str | None = Field(None, description="thinking level (None: the model's default)")
-    gemini_media_resolution: str | None = Field("high", description="media resolution of page images")
+    # -- Gemini as the paper ran it (seed 003, Appendix B: Gemini 3 Pro, high thinking, ultra-high
+    #    resolution, two worked examples); docs/hollywood.md "Gemini page reading and the plan"
+    gemini_thinking_level: Literal["minimal", "low", "medium", "high"] | None = Field(
+        "high", description="ThinkingConfig.thinking_level (None: the model's default); the paper: high")
+    gemini_media_resolution: Literal["low", "medium", "high", "ultra_high"] | None = Field(
+        "ultra_high", description="media resolution of page images: low/medium/high go to "
+        "GenerateContentConfig.media_resolution, ultra_high to each image Part (the paper: ultra-high)")
+    gemini_max_output_tokens: int | None = Field(16384, ge=1, description="max_output_tokens of a page request "
+                                                 "(thinking included)")
+    gemini_max_output_tokens_retry: int | None = Field(
+        65536, ge=1, description="the larger budget a MAX_TOKENS answer is asked again with, once (then the "
+        "page is read in two halves)")
+    gemini_split_on_max_tokens: bool = Field(True, description="split a page still cut by MAX_TOKENS into halves")
+    gemini_requests_per_minute: float | None = Field(
+        60.0, ge=0, description="token bucket shared by the reader's workers (None or 0: no limit)")
+    gemini_max_workers: int = Field(8, ge=1, description="concurrent page requests")
     gemini_batch: bool = Field(False, description="use the Batch API (live volume runs; half price, asynchronous)")
+    # -- `cinesub hollywood plan`: prices and token estimates (sources and dates in docs/hollywood.md)
+    gemini_price_input_per_mtok: float = Field(2.00, ge=0, description="USD per 1M input tokens (gemini-3-pro-preview, "
+                                               "prompts <= 200k tokens)")
+    gemini_price_output_per_mtok: float = Field(12.00, ge=0, description="USD per 1M output tokens, thinking included")
+    gemini_batch_price_factor: float = Field(0.5, ge=0, le=1, description="Batch API price as a share of the "
+                                             "interactive price")
+    gemini_prices_source: str = Field("ai.google.dev/gemini-api/docs/pricing, gemini-3-pro-preview, read 2025-11",
+                                      description="where and when the prices were read (printed by the plan)")
+    gemini_image_tokens: int | None = Field(None, ge=1, description="input tokens per image (None: by media "
+                                            "resolution, extractors.gemini_pages.IMAGE_TOKENS)")
+    gemini_output_tokens_per_page: int = Field(6000, ge=1, description="expected output tokens per page request "
+                                               "(answer + thinking), for the plan")
+    plan_keep_rate: float = Field(0.03, ge=0, le=1, description="share of leaves the page filter keeps, used by "
+                                  "the plan when no build has measured it (issue 17: 2-4 %)")
     primary_extractor: Literal["gemini", "ocr-rules"] = Field("gemini", description="'gemini' or 'ocr-rules': whose tuples feed the ranking "
                                    "('ocr-rules' is used whenever Gemini is disabled or has no key)")
     top_n: int = Field(100, ge=1, description="the yearly top-N that defines popularity (SPEC B1)")
@@ -264,9 +296,20 @@ class HollywoodSettings(BaseModel):
     ia_host: str | None = Field(None, description="deprecated: endpoints.internet_archive (a host name, HOST:PORT "
                                 "or URL; set, it fills that)")
     max_items: int | None = Field(None, ge=1, description="cap on Variety items per build (live trial runs)")
+    page_image_max_b64_bytes: int = Field(
+        18_000_000, ge=10_000, description="a page image sent to the model is PNG when its base64 fits this many "
+        "bytes, else a downscaled JPEG that fits (Gemini's inline request limit is 20 MB)")
     film_title_min: float = Field(90.0, ge=0, le=100, description="title similarity (0-100) linking a ranked film to a "
                                   "registration or an IA film item")
     sample_seed: int = Field(1934, description="seed of the sample Variety and CCE worlds")
+    ocr_engine: Literal["tesseract", "none"] = Field(
+        "tesseract", description="OCR engine for pages with no or unusable text layer (extractors/ocr_tesseract.py); "
+        "'none': such pages are recorded ocr_unavailable")
+    ocr_lang: str = Field("eng", description="Tesseract language (the tesseract-ocr-<lang> package)")
+    ocr_min_words: int = Field(5, ge=0, description="a usable text layer has at least this many dictionary-like tokens "
+                               "(else Tesseract reads the page image: unusable_text_layer)")
+    ocr_min_word_ratio: float = Field(0.5, ge=0, le=1, description="...and at least this share of its non-numeric "
+                                      "tokens dictionary-like")
 
 
 class SelectionSettings(BaseModel):

@@ -22,12 +22,13 @@ appended to :attr:`IAClient.events` (op, key, attempt, reason, detail); the last
 :class:`extractors.providers.errors.ProviderError` with a reason code from
 :data:`IA_REASON_CODES` — never a silent drop.
 
-``_djvu.txt`` pages: we rely on IA's full-text files separating pages with a form feed
-(``\\f``, U+000C, the ``djvutxt`` convention) and on leaf *i* of the text being leaf *i* of the
-page images (both 0-based; leaf 0 is usually a cover or the MHDL colophon). IA_NOTES.md does not
-confirm the separator; :func:`split_djvu_pages` returns the whole text as one page when there is
-no form feed, and :func:`has_page_breaks` lets the caller flag that item (reason
-``no_page_breaks``) instead of mis-assigning pages.
+Pages: page text comes from a page-indexed derivative only (:mod:`extractors.ia_pages`: the hOCR
+search text + page index, else ``_djvu.xml``), names taken from the metadata API's ``files[]``;
+real ``_djvu.txt`` has no page separator (no form feed), so an item with only that is reason
+``no_page_index`` (:meth:`IAClient.page_texts`), never a guessed split. Page images are fetched one
+leaf at a time (:meth:`IAClient.fetch_member`: one member of the ``_jp2.zip``, streamed to a
+temporary file and content-addressed), never the whole zip. :meth:`IAClient.item_fingerprint` is
+the item's identifier + ``item_last_updated`` (the incremental rebuild's key).
 
 Cache: bytes live in :class:`cinesub.rawstore.RawStore`; the ``(identifier, file name) →
 sha256`` reference is a one-line file ``<store>/refs/ia/<identifier>/<quoted name>`` written
@@ -59,7 +60,7 @@ from extractors.providers.errors import ProviderError
 
 log = logging.getLogger(__name__)
 
-#: reason codes raised here (all but ``checksum_mismatch``/``no_page_breaks``/``no_page_images``
+#: reason codes raised here (all but ``checksum_mismatch`` and the page codes of extractors/ia_pages.py
 #: are the shared provider codes of extractors/providers/errors.py)
 IA_REASON_CODES: dict[str, str] = {
     "not_found": "item or file absent (metadata API answered {} or HTTP 404/410)",
@@ -72,7 +73,9 @@ IA_REASON_CODES: dict[str, str] = {
     "checksum_mismatch": "downloaded bytes do not match the md5 the metadata API lists",
     "provider_body": "HTML or other non-JSON body where the API returns JSON",
     "bad_response": "JSON of an unexpected shape, or an unhandled HTTP status",
-    "no_page_breaks": "a _djvu.txt without form feeds: pages cannot be told apart",
+    "no_page_index": "a _djvu.txt only (no hOCR page index, no _djvu.xml): pages cannot be told apart",
+    "no_text_layer": "no OCR derivative at all (image-only scan)",
+    "bad_page_index": "the hOCR page index or _djvu.xml is malformed",
     "no_page_images": "the item has neither a _jp2.zip nor a PDF",
 }
 
@@ -174,22 +177,21 @@ class PageImage:
     source: str  # "jp2.zip:<member>" or "pdf:<n>"
 
 
+@dataclass(frozen=True)
+class PageTexts:
+    """An item's page texts: ``texts[i]`` is text page *i*, on image leaf ``alignment.leaves[i]``;
+    ``source`` hocr | djvu_xml; ``sha256`` of the text derivative read; ``names`` the derivatives."""
+
+    texts: list[str]
+    source: str
+    sha256: str | None
+    alignment: Any
+    names: dict[str, str]
+
+
 # --------------------------------------------------------------------------------------------
 # Pure helpers
 # --------------------------------------------------------------------------------------------
-def split_djvu_pages(text: str) -> list[str]:
-    """Split an IA ``_djvu.txt`` into leaf texts on form feeds (see the module docstring); a
-    trailing empty chunk (a file ending in ``\\f``) is dropped. No form feed → one page."""
-    chunks = text.split("\f")
-    if len(chunks) > 1 and not chunks[-1].strip():
-        chunks = chunks[:-1]
-    return [c.strip("\n").rstrip() + "\n" if c.strip() else "" for c in chunks]
-
-
-def has_page_breaks(text: str) -> bool:
-    return "\f" in text
-
-
 def png_bytes(img: Any) -> bytes:
     """PNG encoding used for every page image (the sample world uses the same parameters)."""
     buf = io.BytesIO()
@@ -397,21 +399,115 @@ class IAClient:
             raise
 
     # -- derived -------------------------------------------------------------------------------
-    def djvu_pages(self, identifier: str) -> list[str]:
-        """The item's ``{id}_djvu.txt`` split into leaf texts (raises ``no_page_breaks`` when the
-        file has none and more than one page is expected)."""
-        names = [f["name"] for f in self.list_files(identifier)]
-        name = f"{identifier}_djvu.txt" if f"{identifier}_djvu.txt" in names else \
-            next((n for n in names if n.endswith("_djvu.txt")), None)
-        if name is None:
-            raise ProviderError("not_found", f"{identifier} has no _djvu.txt")
-        _, data = self.fetch_file(identifier, name)
-        text = data.decode("utf-8", errors="replace")
-        pages = split_djvu_pages(text)
-        expected = str(self.metadata(identifier).get("page-count", "") or "")
-        if not has_page_breaks(text) and expected.isdigit() and int(expected) > 1:
-            raise ProviderError("no_page_breaks", f"{name}: no form feed but page-count {expected}")
-        return pages
+    def item_fingerprint(self, identifier: str) -> str:
+        """``{identifier}@{item_last_updated}`` of the metadata API (``@`` + the files' newest
+        mtime when the item has no ``item_last_updated``): what an incremental rebuild compares."""
+        item = self.item(identifier)
+        raw = getattr(item, "item_metadata", {}) or {}
+        updated = raw.get("item_last_updated")
+        if updated in (None, ""):
+            updated = max((str(f.get("mtime", "")) for f in raw.get("files", [])), default="")
+        return f"{identifier}@{updated}"
+
+    def derivatives(self, identifier: str) -> dict[str, str]:
+        """:func:`extractors.ia_pages.derivatives` of the item's ``files[]``."""
+        from extractors.ia_pages import derivatives
+
+        return derivatives(self.list_files(identifier), identifier)
+
+    def page_texts(self, identifier: str) -> PageTexts:
+        """The item's page texts from a page-indexed derivative (hOCR search text + page index,
+        else ``_djvu.xml``) aligned with its leaves (``_scandata.xml``, else ``_page_numbers.json``).
+        ``ProviderError`` ``no_page_index`` (a ``_djvu.txt`` only), ``no_text_layer`` (no OCR
+        derivative) or ``bad_page_index``; a leaf mismatch is ``PageTexts.alignment.reason``."""
+        from extractors.ia_pages import (PageIndexError, align_leaves, djvu_xml_pages, hocr_pages, page_numbers,
+                                         scandata_access_leaves)
+
+        names = self.derivatives(identifier)
+        try:
+            if "searchtext" in names and "pageindex" in names:
+                _, st = self.fetch_file(identifier, names["searchtext"])
+                _, pi = self.fetch_file(identifier, names["pageindex"])
+                texts, source, sha = hocr_pages(st, pi), "hocr", self.cached(identifier, names["searchtext"])
+            elif "djvu_xml" in names:
+                sha, data = self.fetch_file(identifier, names["djvu_xml"])
+                texts, source = djvu_xml_pages(data), "djvu_xml"
+            elif "djvu_txt" in names:
+                raise ProviderError("no_page_index", f"{identifier}: {names['djvu_txt']} only (no page separator)")
+            else:
+                raise ProviderError("no_text_layer", f"{identifier}: no OCR derivative")
+            access: list[int] | None = None
+            scan = "assumed"
+            if "scandata" in names:
+                _, data = self.fetch_file(identifier, names["scandata"])
+                access, scan = scandata_access_leaves(data), "scandata"
+            elif "page_numbers" in names:
+                _, data = self.fetch_file(identifier, names["page_numbers"])
+                access, scan = [p["leafNum"] for p in page_numbers(data)], "page_numbers"
+        except PageIndexError as exc:
+            raise ProviderError(exc.reason, f"{identifier}: {exc.detail}") from exc
+        return PageTexts(texts, source, sha, align_leaves(len(texts), access, scan), names)
+
+    def fetch_member(self, identifier: str, zip_name: str, member: str,
+                     store: RawStore | None = None) -> tuple[str, int]:
+        """(sha256, size) of one member of a zip file of the item (``/download/{id}/{zip}/{member}``
+        with the member's ``/`` as ``%2F``), streamed to a temporary file and put into the raw store;
+        served from the store without a request when its ref exists. The whole zip is never read."""
+        from extractors.ia_pages import member_path
+
+        st = store or self.store
+        if st is None:
+            raise ValueError("fetch_member needs a RawStore")
+        key = f"{zip_name}/{member}"
+        digest = self.cached(identifier, key, st)
+        if digest is not None:
+            return digest, (st.path_for(digest).stat().st_size if st.local else -1)
+        url = f"{self.session.protocol}//{self.session.host}{member_path(identifier, zip_name, member)}"
+
+        def run() -> tuple[str, int]:
+            n = 0
+            r = self.session.get(url, timeout=self.timeout_s, stream=True)
+            try:
+                expected = r.headers.get("Content-Length")
+                fd, tmp = tempfile.mkstemp(prefix=".member-")
+                try:
+                    with os.fdopen(fd, "wb") as fh:
+                        for chunk in r.iter_content(1 << 16):
+                            n += len(chunk)
+                            fh.write(chunk)
+                    if expected and expected.isdigit() and int(expected) != n:
+                        raise ProviderError("truncated", f"{n} of {expected} bytes", retryable=True)
+                    d, _ = st.put_file(tmp)
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+            finally:
+                r.close()
+            return d, n
+
+        digest, size = self._call("member", f"{identifier}/{key}", run)
+        self._write_ref(st, identifier, key, digest)
+        return digest, size
+
+    def page_image(self, identifier: str, zip_name: str, leaf: int, *, max_b64_bytes: int,
+                   store: RawStore | None = None) -> tuple[str, str]:
+        """(sha256 of the inline-ready image, mime) of one leaf: its ``_jp2.zip`` member
+        (:meth:`fetch_member`) made to fit ``max_b64_bytes`` by :func:`extractors.ia_pages.fit_image`
+        (PNG with unchanged pixels when it fits, else a downscaled JPEG), stored in the raw store."""
+        from extractors.ia_pages import PageIndexError, fit_image, jp2_member
+
+        st = store or self.store
+        if st is None:
+            raise ValueError("page_image needs a RawStore")
+        sha, _ = self.fetch_member(identifier, zip_name, jp2_member(zip_name, leaf), st)
+        try:
+            data, mime = fit_image(st.get(sha), max_b64_bytes)
+        except PageIndexError as exc:
+            raise ProviderError(exc.reason, f"{identifier} leaf {leaf}: {exc.detail}", retryable=False) from exc
+        except OSError as exc:  # PIL cannot decode the member
+            raise ProviderError("bad_response", f"{identifier} leaf {leaf}: {exc}", retryable=False) from exc
+        out, _ = st.put(data)
+        return out, mime
 
     def page_images(self, identifier: str, *, dpi: int = 100) -> list[PageImage]:
         """Page images as PNG (stored in the raw store): IA's ``_jp2.zip`` when listed, else the

@@ -186,7 +186,7 @@ def build_hollywood(sample: bool = True, config: str | None = None, home: str | 
                     dask_address: str | None = None) -> dict[str, Any]:
     """Build the public-domain Hollywood collection and publish a release; returns the summary.
 
-    ``as_of`` (YYYY-MM-DD) overrides ``hollywood.as_of`` (default 2026-01-01) for this build.
+    ``as_of`` (YYYY-MM-DD) overrides ``hollywood.as_of`` (unset: the run date) for this build.
     ``runner`` (``local``/``dask``) and ``dask_address`` override ``execution.runner`` /
     ``execution.dask_address``.
     """

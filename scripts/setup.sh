@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # chromium: headless browser for the flagged-track report test (Playwright drives /usr/bin/chromium;
-# never `playwright install`); fonts-liberation so its screenshots have legible text
-APT_PACKAGES="poppler-utils chromium fonts-liberation"
+# never `playwright install`); fonts-liberation so its screenshots have legible text;
+# tesseract-ocr + tesseract-ocr-eng: the OCR engine (pytesseract, extractors/ocr_tesseract.py) for
+# page images with no or unusable text layer (Variety pages, image-only CCE volumes)
+APT_PACKAGES="poppler-utils chromium fonts-liberation tesseract-ocr tesseract-ocr-eng"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

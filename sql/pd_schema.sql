@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS pd_pages (
     issue_date_source  VARCHAR NOT NULL,     -- running_head | previous_page | item_date
     ocr_sha256         VARCHAR,              -- the page's OCR text in the raw store
     image_sha256       VARCHAR,              -- the page image (PNG) in the raw store
+    text_engine        VARCHAR,              -- who produced ocr_sha256's text: ia-ocr | tesseract | NULL (none)
+    text_reason        VARCHAR,              -- NULL (text layer used) | no_text_layer | unusable_text_layer | ocr_unavailable | no_page_image | ocr_failed
     PRIMARY KEY (item_id, page)
 );
 
@@ -198,8 +200,10 @@ CREATE TABLE IF NOT EXISTS pd_cce_pages (
     item_id       VARCHAR NOT NULL,
     page          INTEGER NOT NULL,
     kind          VARCHAR NOT NULL,          -- registrations | renewals | image_only
-    ocr_sha256    VARCHAR,                   -- the leaf's OCR text (raw store); NULL for image_only
+    ocr_sha256    VARCHAR,                   -- the leaf's text (raw store); image_only: Tesseract's, else NULL
     image_sha256  VARCHAR,                   -- the page image (PNG, raw store) of every page, text layer or not
+    text_engine   VARCHAR,                   -- who produced ocr_sha256's text: ia-ocr | tesseract | NULL (none)
+    text_reason   VARCHAR,                   -- NULL (text layer used) | no_text_layer | unusable_text_layer | ocr_unavailable | no_page_image | ocr_failed
     PRIMARY KEY (item_id, page)
 );
 
@@ -357,6 +361,14 @@ CREATE TABLE IF NOT EXISTS pd_collection_candidates (
     ia_item VARCHAR, sound VARCHAR, ia_reason VARCHAR,
     popular BOOLEAN, copyright_ok BOOLEAN, ia_sound_ok BOOLEAN, included BOOLEAN, exclusion_reasons VARCHAR
 );
+-- issue 17.7 (sql/pd_collection.sql): verdict included | excluded | needs_review and why; status/rule
+-- are the film's (R1_release_date: public domain by its release date), reg_* the registration's own
+ALTER TABLE pd_collection_candidates ADD COLUMN IF NOT EXISTS verdict VARCHAR;
+ALTER TABLE pd_collection_candidates ADD COLUMN IF NOT EXISTS review_reasons VARCHAR;
+ALTER TABLE pd_collection_candidates ADD COLUMN IF NOT EXISTS reg_status VARCHAR;
+ALTER TABLE pd_collection_candidates ADD COLUMN IF NOT EXISTS reg_rule VARCHAR;
+ALTER TABLE pd_collection_candidates ADD COLUMN IF NOT EXISTS release_year INTEGER;
+ALTER TABLE pd_collection_candidates ADD COLUMN IF NOT EXISTS release_year_source VARCHAR;
 CREATE TABLE IF NOT EXISTS pd_collection (
     key VARCHAR, title VARCHAR, year INTEGER, rank BIGINT, box_office DOUBLE, reg_id VARCHAR, reg_date DATE,
     status VARCHAR, rule VARCHAR, status_reason VARCHAR, renewal_id VARCHAR, match_decision VARCHAR,
@@ -364,4 +376,27 @@ CREATE TABLE IF NOT EXISTS pd_collection (
 );
 CREATE TABLE IF NOT EXISTS pd_collection_audit (
     year INTEGER, key VARCHAR, criterion VARCHAR, passed BOOLEAN, evidence VARCHAR
+);
+
+-- Issue 17 (page-level Internet Archive access, incremental rebuilds): an item's fingerprint
+-- (identifier@item_last_updated), where its page text came from and how its leaves align.
+ALTER TABLE pd_variety_items ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;       -- {id}@{item_last_updated}
+ALTER TABLE pd_variety_items ADD COLUMN IF NOT EXISTS text_source VARCHAR;       -- hocr | djvu_xml | NULL
+ALTER TABLE pd_variety_items ADD COLUMN IF NOT EXISTS alignment VARCHAR;         -- scandata | page_numbers | assumed
+ALTER TABLE pd_variety_items ADD COLUMN IF NOT EXISTS alignment_reason VARCHAR;  -- NULL | leaf_page_mismatch | no_scan_data
+ALTER TABLE pd_variety_items ADD COLUMN IF NOT EXISTS jp2_zip VARCHAR;           -- the _jp2.zip name from files[]
+ALTER TABLE pd_pages ADD COLUMN IF NOT EXISTS leaf INTEGER;                      -- the image leaf (NNNN of the jp2 member)
+
+-- Per-page state of a Variety page (variety-extract): kept | dropped (reason = the filter's) |
+-- extracted | failed (reason = the first extract error); image_sha256 = the kept page's image as
+-- fetched (one _jp2.zip member, fitted to the inline limit), NULL when not fetched.
+CREATE TABLE IF NOT EXISTS pd_page_state (
+    item_id       VARCHAR NOT NULL,
+    page          INTEGER NOT NULL,
+    leaf          INTEGER,
+    state         VARCHAR NOT NULL,
+    reason        VARCHAR,
+    image_sha256  VARCHAR,
+    fingerprint   VARCHAR,
+    PRIMARY KEY (item_id, page)
 );

@@ -35,7 +35,7 @@ from extractors.cce.parse import (
     volume_coverage,
     volume_year,
 )
-from extractors.ia import split_djvu_pages
+from extractors.ia_pages import hocr_pages
 from fixtures.gemini_pages_server import GeminiPagesFixture
 
 KEY = "fixture-cce-key-SECRET-1a2b3c4d5e6f"
@@ -124,7 +124,9 @@ def _ocr_records(root, item, page):
     cce-parse stage reads it; returns (records, the reading options to give to_records)."""
     meta = json.loads((root / "ia" / item / "_item.json").read_text(encoding="utf-8"))
     year = volume_year(item, meta["title"], meta["date"])
-    text = split_djvu_pages((root / "ia" / item / f"{item}_djvu.txt").read_text(encoding="utf-8"))[page]
+    d = root / "ia" / item
+    text = hocr_pages((d / f"{item}_hocr_searchtext.txt.gz").read_bytes(),
+                      (d / f"{item}_hocr_pageindex.json.gz").read_bytes())[page]
     if "RENEWAL" in text[:300].upper():
         return parse_renewal_text(text, volume_year=year).records, {"volume_year": year}
     opts = {"volume_year": year, "coverage": volume_coverage(item, meta["title"])}

@@ -5,6 +5,7 @@ faults with reason codes, batch mode, and the API key never in any output or log
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections import Counter
@@ -201,3 +202,164 @@ def test_parse_answer_and_key_resolution(monkeypatch):
     assert resolve_api_key() == "k-from-env"
     with pytest.raises(ValueError):
         GeminiPageExtractor("")
+
+
+# --------------------------------------------------------------------------------------------
+# Gemini as the paper ran it (issue 17, point 4): settings, MAX_TOKENS fallback, content
+# filters, rate limit on the pool, Batch jobs polled together
+# --------------------------------------------------------------------------------------------
+def _page_with_rows(world):
+    refs = page_refs_from_world(world[0])
+    return next(r for r in refs if len(load_gold(world[0])[(r.item_id, r.page)]["tuples"]) >= 4)
+
+
+def test_max_tokens_is_asked_again_with_the_larger_budget(server, world, tmp_path):
+    ref = _page_with_rows(world)
+    plain, _ = _extractor(server, tmp_path, cache_dir=tmp_path / "plain").extract_page(ref)
+    server.plant_max_tokens(ref.image, needs=20_000)
+    ex = _extractor(server, tmp_path, max_output_tokens=1000, max_output_tokens_retry=30_000)
+    n0 = len(server.requests)
+    rows, err = ex.extract_page(ref)
+    assert err is None and rows == plain
+    asked = server.requests[n0:]
+    assert [r["generationConfig"].get("maxOutputTokens") for r in asked] == [1000, 30_000]
+    assert ex.max_tokens_retries == 1 and ex.splits == 0 and ex.calls == 2
+
+
+def test_max_tokens_twice_splits_the_page_and_merges_the_halves(server, world, tmp_path):
+    from extractors.gemini_pages import split_page_image
+
+    ref = _page_with_rows(world)
+    plain, _ = _extractor(server, tmp_path, cache_dir=tmp_path / "plain").extract_page(ref)
+    server.plant_max_tokens(ref.image, needs=None)  # the whole page never fits
+    ex = _extractor(server, tmp_path, max_output_tokens=1000, max_output_tokens_retry=30_000)
+    n0 = len(server.requests)
+    rows, err = ex.extract_page(ref)
+    assert err is None and rows == plain  # halves merged top first: every row, in page order
+    asked = server.requests[n0:]
+    top, bottom = split_page_image(ref.image)
+    assert [r["image_sha256"] for r in asked] == [ref.sha256, ref.sha256, hashlib.sha256(top).hexdigest(),
+                                                  hashlib.sha256(bottom).hexdigest()]
+    assert "top half" in asked[2]["prompt"] and "bottom half" in asked[3]["prompt"]
+    assert ex.splits == 1 and server.unknown_images == 0
+    again = _extractor(server, tmp_path, max_output_tokens=1000, max_output_tokens_retry=30_000)
+    assert again.extract_page(ref)[0] == plain and again.calls == 0  # the merged answer is cached
+
+
+def test_max_tokens_without_split_is_a_recorded_failure(server, world, tmp_path):
+    ref = _page_with_rows(world)
+    server.plant_max_tokens(ref.image, needs=None)
+    ex = _extractor(server, tmp_path, max_output_tokens=1000, max_output_tokens_retry=30_000,
+                    split_on_max_tokens=False)
+    rows, err = ex.extract_page(ref)
+    assert rows == [] and err.reason == "max_tokens" and "30000" in err.detail
+    assert ex.cache_path(ref.sha256).exists() is False
+
+
+def test_split_cuts_at_a_white_row_and_keeps_every_pixel_row(world):
+    import io
+
+    from PIL import Image
+
+    from extractors.gemini_pages import split_page_image
+
+    ref = _page_with_rows(world)
+    top, bottom = split_page_image(ref.image)
+    with Image.open(io.BytesIO(ref.image)) as im, Image.open(io.BytesIO(top)) as t, Image.open(io.BytesIO(bottom)) as b:
+        assert t.size[0] == b.size[0] == im.size[0] and t.size[1] + b.size[1] == im.size[1]
+        assert 0.4 * im.size[1] <= t.size[1] <= 0.6 * im.size[1]
+        import numpy as np
+
+        assert np.asarray(b.convert("L"))[0].min() > 200  # the cut runs through white paper, not print
+
+
+@pytest.mark.parametrize("fault,reason,detail", [("safety", "safety", "finishReason SAFETY"),
+                                                 ("blocked", "blocked", "PROHIBITED_CONTENT")])
+def test_content_filters_are_recorded_with_their_reason(server, world, tmp_path, fault, reason, detail):
+    ex = _extractor(server, tmp_path)
+    ref = page_refs_from_world(world[0])[2]
+    server.queue(fault)
+    res = ex.extract_pages([ref], errors_path=tmp_path / "errors.jsonl")
+    assert [(e.reason, detail in e.detail) for e in res.errors] == [(reason, True)]
+    assert json.loads((tmp_path / "errors.jsonl").read_text())["reason"] == reason
+
+
+def test_paper_settings_reach_the_request(server, world, tmp_path):
+    from cinesub.settings import HollywoodSettings
+    from extractors.gemini_pages import reader_options
+
+    hs = HollywoodSettings()
+    assert (hs.gemini_model, hs.gemini_thinking_level, hs.gemini_media_resolution) == \
+        ("gemini-3-pro-preview", "high", "ultra_high")
+    opts = {**reader_options(hs), "model": MODEL, "requests_per_minute": None}
+    ex = _extractor(server, tmp_path, **opts)
+    ex.extract_page(page_refs_from_world(world[0])[2])
+    req = server.requests[-1]
+    cfg = req["generationConfig"]
+    assert "HIGH" in json.dumps(cfg["thinkingConfig"]).upper() and "mediaResolution" not in cfg
+    assert cfg["maxOutputTokens"] == hs.gemini_max_output_tokens
+    # ultra-high is per image part: both worked examples and the page
+    assert req["image_media_resolution"] == [{"level": "MEDIA_RESOLUTION_ULTRA_HIGH"}] * 3
+    with pytest.raises(ValueError):
+        HollywoodSettings(gemini_media_resolution="huge")
+
+
+class _CountingLimiter:
+    """Counts tokens taken; the first ``meet`` takers wait for each other (a pool that asked one
+    page after another would never get them together: the barrier breaks)."""
+
+    def __init__(self, meet: int):
+        import threading
+
+        self.taken = 0
+        self._lock = threading.Lock()
+        self._barrier = threading.Barrier(meet, timeout=20)
+
+    def acquire(self) -> float:
+        with self._lock:
+            self.taken += 1
+            n = self.taken
+        if n <= self._barrier.parties:
+            self._barrier.wait()
+        return 0.0
+
+
+def test_pages_are_asked_concurrently_and_each_request_takes_a_rate_token(server, world, tmp_path):
+    refs = page_refs_from_world(world[0])[:6]
+    lim = _CountingLimiter(meet=3)
+    ex = _extractor(server, tmp_path, max_workers=3, limiter=lim)
+    res = ex.extract_pages(refs)
+    assert res.errors == [] and lim.taken == res.calls == len({r.sha256 for r in refs})
+
+
+def test_rate_limit_setting_builds_a_token_bucket(server, tmp_path):
+    from extractors.http_client import NoLimit, TokenBucket
+
+    assert isinstance(_extractor(server, tmp_path, requests_per_minute=120).limiter, TokenBucket)
+    assert _extractor(server, tmp_path, requests_per_minute=120).limiter.rate == 2.0
+    assert isinstance(_extractor(server, tmp_path, requests_per_minute=None).limiter, NoLimit)
+
+
+def test_batch_jobs_are_polled_together(world, tmp_path):
+    refs = page_refs_from_world(world[0])
+    with GeminiPagesFixture(world[0], api_key=KEY, batch_pending_polls=2) as srv:
+        ex = _extractor(srv, tmp_path)
+        one = len(refs[0].image) + sum(len(p) for p, _ in ex.examples)
+        res = ex.extract_pages_batch(refs, poll_interval_s=0.0, max_inline_bytes=one * 4)
+        gets = [e.path.rsplit("/", 1)[-1] for e in srv.log if "/batches/" in e.path]
+        jobs = srv.count("batch_create")
+    assert res.errors == [] and jobs >= 3 and res.calls == jobs
+    assert len(gets) == 3 * jobs  # two RUNNING answers and the SUCCEEDED one, per job
+    # each round asks every unfinished job: the first `jobs` polls are all different jobs
+    assert len(set(gets[:jobs])) == jobs and gets[:jobs] == gets[jobs:2 * jobs]
+
+
+def test_batch_answer_cut_by_max_tokens_takes_the_fallback(server, world, tmp_path):
+    refs = page_refs_from_world(world[0])
+    ref = _page_with_rows(world)
+    plain = _extractor(server, tmp_path, cache_dir=tmp_path / "plain").extract_pages(refs)
+    server.plant_max_tokens(ref.image, needs=20_000)
+    ex = _extractor(server, tmp_path, max_output_tokens=1000, max_output_tokens_retry=30_000)
+    res = ex.extract_pages_batch(refs, poll_interval_s=0.0)
+    assert res.errors == [] and Counter(_key(r) for r in res.rows) == Counter(_key(r) for r in plain.rows)
+    assert ex.max_tokens_retries == 1 and res.calls == 2  # one batch job + one direct retry

@@ -25,8 +25,11 @@ pytestmark = pytest.mark.slow
 
 def _cli(home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     """The real CLI in its own process group, on the session's Prefect server (tests/_cli_runner.py)."""
+    # hollywood.as_of defaults to the run date: the world's truth is stated as of its AS_OF, so
+    # the setting freezes it (the reproducible-release way)
     res = run_cli(home, *args, timeout=timeout,
-                  drop_env=("CINESUB_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"))
+                  drop_env=("CINESUB_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"),
+                  CINESUB_HOLLYWOOD__AS_OF="2026-01-01")
     assert res.returncode == 0, f"{args}: rc {res.returncode}\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"
     return res
 
@@ -75,6 +78,7 @@ def test_first_build_publishes_a_versioned_release(built):
     assert (home / "hollywood" / "state.duckdb").is_file()
     man = json.loads((rel / "manifest.json").read_text())
     assert man["as_of"] == "2026-01-01" and man["primary_extractor"] == "gemini"
+    assert man["as_of_frozen"] is True  # set by hollywood.as_of, not the run date
     assert man["inputs"]["sample_world"] and man["config_hash"]
     for name, meta in man["files"].items():
         data = (rel / name).read_bytes()

@@ -1,7 +1,9 @@
 """Internet Archive client (extractors/ia.py): the real ``internetarchive`` package against the
 loopback fixture (fixtures/ia_server.py) serving the synthetic Variety and CCE worlds — search,
-metadata API, download, content-addressed cache, faults retried then recorded, djvu page split,
-page images from a jp2 zip and from a PDF through pdf2image."""
+metadata API, download, content-addressed cache, faults retried then recorded, page texts from
+the hOCR page index (never a form-feed split), one jp2 member per page, page images from a jp2
+zip and from a PDF through pdf2image; real-capture checks of the derivative names and
+``_page_numbers.json``."""
 
 from __future__ import annotations
 
@@ -19,13 +21,11 @@ from extractors.ia import (
     CCE_THIRD_SERIES_QUERY,
     IAClient,
     fetch_file,
-    has_page_breaks,
     ia_retry_policy,
     list_files,
     make_session,
     page_images_from_pdf,
     search_items,
-    split_djvu_pages,
     variety_query,
 )
 from extractors.providers.errors import ProviderError
@@ -98,7 +98,9 @@ def test_advancedsearch_path_and_query_subset(server):
 def test_list_files_through_the_metadata_api(server, tmp_path, worlds):
     root = worlds[0]
     files = {f["name"]: f for f in list_files(VARIETY_1934, session=make_session(server.host))}
-    assert set(files) == {f"{VARIETY_1934}_djvu.txt", f"{VARIETY_1934}_jp2.zip"}
+    assert set(files) == {f"{VARIETY_1934}{s}" for s in ("_djvu.txt", "_jp2.zip", "_hocr_searchtext.txt.gz",
+                                                          "_hocr_pageindex.json.gz", "_page_numbers.json",
+                                                          "_scandata.xml")}
     data = (root / "variety" / "ia" / VARIETY_1934 / f"{VARIETY_1934}_djvu.txt").read_bytes()
     f = files[f"{VARIETY_1934}_djvu.txt"]
     assert f["md5"] == hashlib.md5(data).hexdigest() and f["size"] == str(len(data)) and f["format"] == "DjVuTXT"
@@ -157,23 +159,60 @@ def test_not_found_is_not_retried(server, tmp_path):
     assert len([e for e in c.events if e["op"] == "download"]) == 1
 
 
-def test_djvu_text_split_into_leaves(server, tmp_path, worlds):
+def test_page_texts_from_the_hocr_page_index(server, tmp_path, worlds):
     vm = worlds[1]
     c = _client(server, tmp_path)
-    pages = c.djvu_pages(VARIETY_1934)
+    pt = c.page_texts(VARIETY_1934)
     item = next(i for i in vm["items"] if i["identifier"] == VARIETY_1934)
-    assert len(pages) == len(item["pages"]) == 13
-    assert "Media History Digital Library" in pages[0]  # leaf 0: the colophon
-    noisy = [n for n in vm["ocr_noise"] if n["item_id"] == VARIETY_1934]
-    for n in noisy:
-        assert n["noisy"] in pages[n["page"]]
+    assert pt.source == "hocr" and len(pt.texts) == len(item["pages"]) == 13
+    assert pt.alignment.source == "scandata" and pt.alignment.reason is None
+    assert pt.alignment.leaves == tuple(range(13))
+    assert "Media History Digital Library" in pt.texts[0]  # leaf 0: the colophon
+    for n in (n for n in vm["ocr_noise"] if n["item_id"] == VARIETY_1934):
+        assert n["noisy"] in pt.texts[n["page"]]
+    djvu = c.fetch_file(VARIETY_1934, f"{VARIETY_1934}_djvu.txt")[1]
+    assert b"\f" not in djvu  # as real _djvu.txt: no page marker
 
 
-def test_split_djvu_pages_pure():
-    assert split_djvu_pages("a\n\fb\n\fc\n") == ["a\n", "b\n", "c\n"]
-    assert split_djvu_pages("a\n\f\n\fc\n\f") == ["a\n", "", "c\n"]  # an empty leaf stays a leaf
-    assert split_djvu_pages("one page only\n") == ["one page only\n"]
-    assert not has_page_breaks("one page only\n") and has_page_breaks("a\fb")
+def test_an_item_with_only_djvu_txt_is_no_page_index(worlds, tmp_path):
+    import shutil
+
+    root = worlds[0]
+    src = root / "variety" / "ia" / VARIETY_1934
+    dst = tmp_path / "w" / "ia" / VARIETY_1934
+    dst.mkdir(parents=True)
+    for name in ("_item.json", f"{VARIETY_1934}_djvu.txt", f"{VARIETY_1934}_jp2.zip"):
+        shutil.copy(src / name, dst / name)
+    with IAFixture(tmp_path / "w") as srv:
+        with pytest.raises(ProviderError) as ei:
+            _client(srv, tmp_path).page_texts(VARIETY_1934)
+    assert ei.value.reason_code == "no_page_index"
+
+
+def test_one_page_image_is_one_jp2_member(server, tmp_path, worlds):
+    vm = worlds[1]
+    c = _client(server, tmp_path)
+    zip_name = f"{VARIETY_1934}_jp2.zip"
+    sha, mime = c.page_image(VARIETY_1934, zip_name, 3, max_b64_bytes=50_000_000)
+    item = next(i for i in vm["items"] if i["identifier"] == VARIETY_1934)
+    assert mime == "image/png" and sha == item["pages"][3]["png_sha256"]  # same pixels as the world's page
+    paths = [e.path for e in server.log if e.path.startswith("/download/")]
+    assert paths == [f"/download/{VARIETY_1934}/{zip_name}/{VARIETY_1934}_jp2%2F{VARIETY_1934}_0003.jp2"]
+    n = len(server.log)
+    assert c.page_image(VARIETY_1934, zip_name, 3, max_b64_bytes=50_000_000)[0] == sha
+    assert len(server.log) == n  # served from the raw store
+    small, mime = c.page_image(VARIETY_1934, zip_name, 3, max_b64_bytes=36_000)  # the PNG needs 37,624
+    from extractors.ia_pages import b64_len
+
+    assert mime == "image/jpeg" and b64_len(len(c.store.get(small))) <= 36_000
+
+
+def test_item_fingerprint_follows_item_last_updated(server, tmp_path):
+    c = _client(server, tmp_path)
+    before = c.item_fingerprint(VARIETY_1934)
+    assert before == f"{VARIETY_1934}@1700000000"
+    server.touch(VARIETY_1934)
+    assert _client(server, tmp_path).item_fingerprint(VARIETY_1934) == f"{VARIETY_1934}@1700000001"
 
 
 def test_page_images_from_ia_jp2_zip_match_the_world_pngs(server, tmp_path, worlds):
@@ -218,9 +257,10 @@ def test_cce_item_pdf_becomes_page_images(server, tmp_path, worlds):
     ident = "motionpict19121939synth"
     assert not any(f["name"].endswith("_jp2.zip") for f in c.list_files(ident))
     imgs = c.page_images(ident, dpi=50)
-    assert len(imgs) == int(c.metadata(ident)["page-count"]) == len(c.djvu_pages(ident))
+    texts = c.page_texts(ident).texts
+    assert len(imgs) == int(c.metadata(ident)["page-count"]) == len(texts)
     gold = json.loads((worlds[0] / "cce" / "gold" / ident / "0001.json").read_text())
-    assert gold["entries"] and "LP4520" in c.djvu_pages(ident)[1]
+    assert gold["entries"] and "LP4520" in texts[1]
 
 
 def test_recovers_from_the_shared_fault_plan(worlds, tmp_path):
@@ -231,9 +271,85 @@ def test_recovers_from_the_shared_fault_plan(worlds, tmp_path):
         c = IAClient(make_session(srv.host), RawStore(tmp_path / "raw"),
                      retry=ia_retry_policy(max_attempts=6, backoff_base_s=0.0, backoff_max_s=0.0))
         for item in [VARIETY_1934, "variety83-1926-06", "motionpict19121939synth", "catalogofcopyri1961motsynth"]:
-            assert c.djvu_pages(item)
+            assert c.page_texts(item).texts
         assert c.search_items(variety_query("1926-01-01", "1934-12-31")) == sorted(i["identifier"] for i in vm["items"])
         injected = sum(srv.faults_injected().values())
         assert injected >= 3
         assert len(c.events) == injected and not any(e["final"] for e in c.events)
         assert {e["reason"] for e in c.events} <= {"server_error", "truncated", "provider_body", "rate_limited"}
+
+
+# -- page-level derivatives: pure readers and real captures ---------------------------------------
+def test_hocr_page_index_offsets_are_characters_not_bytes():
+    import gzip
+
+    from extractors.ia_pages import hocr_index, hocr_pages
+
+    pages = ["Öffentliche Übersicht — 1934\n", "Москва: «Кино»\n", "", "café ½ price\n"]
+    search, index = hocr_index(pages)
+    assert index[1][0] == len(pages[0]) < len(pages[0].encode("utf-8"))  # a char offset, not a byte offset
+    gz = gzip.compress(search.encode("utf-8"))
+    assert hocr_pages(gz, gzip.compress(json.dumps(index).encode())) == pages
+    # byte offsets (the known mistake) would cut the Cyrillic page
+    raw = search.encode("utf-8")
+    assert raw[index[1][0]:index[1][1]].decode("utf-8", errors="replace") != pages[1]
+    from extractors.ia_pages import PageIndexError
+
+    with pytest.raises(PageIndexError) as ei:
+        hocr_pages(search, [[0, len(search) + 5, 0, 0]])
+    assert ei.value.reason == "bad_page_index"
+
+
+def test_djvu_xml_one_object_per_page():
+    from extractors.ia_pages import djvu_xml_document, djvu_xml_pages
+
+    doc = djvu_xml_document("x", ["PARAMOUNT (3,664; 35-99)\nGone & Tempest\n\nsecond para\n", "", "last\n"])
+    assert djvu_xml_pages(doc) == ["PARAMOUNT (3,664; 35-99)\nGone & Tempest\n\nsecond para\n", "", "last\n"]
+
+
+def test_leaf_alignment_from_scandata_and_mismatch():
+    from extractors.ia_pages import align_leaves, scandata_access_leaves, scandata_document
+
+    xml = scandata_document([(0, "Color Card", False), (1, "Cover", True), (2, "Normal", True), (3, "Normal", True)])
+    leaves = scandata_access_leaves(xml)
+    assert leaves == [1, 2, 3]
+    ok = align_leaves(3, leaves, "scandata")
+    assert ok.leaves == (1, 2, 3) and ok.reason is None
+    bad = align_leaves(4, leaves, "scandata")
+    assert bad.reason == "leaf_page_mismatch" and bad.leaves == (1, 2, 3, 4)
+    assert align_leaves(2, None, "assumed").reason == "no_scan_data"
+
+
+@pytest.mark.realdata
+def test_real_metadata_capture_derivatives_found_through_files(realdata_dir):
+    from extractors.ia_pages import derivatives, jp2_member
+
+    meta = json.loads((realdata_dir / "live" / "internet_archive" /
+                       "ia_metadata_01ambientairsurvey00onta_2026-09.json").read_text(encoding="utf-8"))
+    ident = meta["metadata"]["identifier"]
+    names = derivatives(meta["files"], ident)
+    for key in ("searchtext", "pageindex", "djvu_xml", "djvu_txt", "page_numbers", "scandata", "jp2_zip"):
+        assert key in names, key
+        assert not names[key].startswith(ident + "_")  # the derivative stem differs from the identifier
+    formats = {f["name"]: f.get("format") for f in meta["files"]}
+    assert formats[names["pageindex"]] == "OCR Page Index" and formats[names["searchtext"]] == "OCR Search Text"
+    stem = names["jp2_zip"][: -len("_jp2.zip")]
+    assert jp2_member(names["jp2_zip"], 7) == f"{stem}_jp2/{stem}_0007.jp2"
+    assert str(meta["item_last_updated"]).isdigit()
+
+
+@pytest.mark.realdata
+def test_real_page_numbers_capture_parses(realdata_dir):
+    from extractors.ia_pages import align_leaves, page_numbers
+
+    data = (realdata_dir / "live" / "internet_archive" / "ia_page_numbers_31761115522773_trimmed.json").read_bytes()
+    pages = page_numbers(data)
+    assert len(pages) == 2 and all(isinstance(p["leafNum"], int) and isinstance(p["pageNumber"], str) for p in pages)
+    al = align_leaves(2, [p["leafNum"] for p in pages], "page_numbers")
+    assert al.reason is None and al.leaves == tuple(p["leafNum"] for p in pages)
+
+
+@pytest.mark.realdata
+def test_real_djvu_txt_capture_has_no_form_feed(realdata_dir):
+    text = (realdata_dir / "live" / "internet_archive" / "ia_djvu_txt_real_noff_fixture.txt").read_bytes()
+    assert b"\f" not in text  # why no page split is ever guessed from _djvu.txt

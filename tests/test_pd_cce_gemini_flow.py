@@ -173,11 +173,12 @@ def test_batch_mode_against_the_fixture_gives_the_same_tables(world, ia, gem, bu
 def test_without_gemini_the_image_only_pages_stay_unread_with_their_reason(world, ia, tmp_path):
     home = tmp_path / "home"
     ctx = _ctx(home, world, ia.host, None)
+    ctx.settings.hollywood.ocr_engine = "none"  # no OCR engine either (Tesseract: tests/test_ocr_tesseract.py)
     execute(CCEDiscoverStage(), ctx)
     stats = execute(CCEParseStage(), ctx)
     assert "gemini_calls" not in stats and stats["crosscheck"] == {"pages": 0, "agree": 0, "disagree": 0}
     assert _query(home, "SELECT item_id, page, reason FROM pd_unparsed WHERE kind = 'page' ORDER BY 1, 2") == [
-        (IMAGE_ONLY_VOLUME, 0, "image_only_page"), (IMAGE_ONLY_VOLUME, 1, "image_only_page")]
+        (IMAGE_ONLY_VOLUME, 0, "ocr_unavailable"), (IMAGE_ONLY_VOLUME, 1, "ocr_unavailable")]
     assert _query(home, f"SELECT count(*) FROM pd_registrations WHERE item_id = '{IMAGE_ONLY_VOLUME}'") == [(0,)]
     with pd_connect(pd_state_db(ctx.settings)) as con:
         extractors = Counter(r[0] for r in con.execute("SELECT extractor FROM pd_registrations").fetchall())

@@ -17,7 +17,7 @@ from warehouse.pd_release import TABLES, change_kind, publish, table_change
 
 def _pub(con, rdir: Path) -> dict:
     return publish(con, rdir, config_hash="cfg", inputs={"sample_world": "abc"}, as_of="2026-01-01",
-                   primary_extractor="gemini")
+                   primary_extractor="gemini", as_of_frozen=True)
 
 
 @pytest.fixture()
@@ -39,6 +39,7 @@ def test_release_layout_manifest_and_views(state, tmp_path):
     assert not [p for p in rdir.iterdir() if p.name.startswith(".tmp")]
     man = json.loads((rel / "manifest.json").read_text())
     assert man["tables"] == list(TABLES) and man["as_of"] == "2026-01-01" and man["config_hash"] == "cfg"
+    assert man["as_of_frozen"] is True  # the status date was set (not the run date)
     assert man["files"]["top100.parquet"]["rows"] == 2 and man["files"]["status.parquet"]["rows"] == 1
     for name, meta in man["files"].items():
         data = (rel / name).read_bytes()

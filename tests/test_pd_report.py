@@ -24,7 +24,8 @@ def _state(path):
                     "'GoneBack1934', 'sound')")
         con.execute("INSERT INTO pd_collection_candidates VALUES (1934, 1, 'tt1', 'imdb', 'Gone & Back', 1000.0, 'LP1', "
                     "'1934-01-15', 'linked', 'likely_public_domain', 'R2_not_renewed', 'r', NULL, 'unmatched', 12, "
-                    "'GoneBack1934', 'sound', 'found', TRUE, TRUE, TRUE, TRUE, '')")
+                    "'GoneBack1934', 'sound', 'found', TRUE, TRUE, TRUE, TRUE, '', 'included', NULL, "
+                    "'likely_public_domain', 'R2_not_renewed', 1934, 'catalog')")
         con.execute("INSERT INTO pd_collection_audit VALUES (1934, 'tt1', 'copyright', TRUE, 'LP1 likely'), "
                     "(1934, 'tt1', 'ia_sound', TRUE, 'IA item GoneBack1934, sound: sound')")
         con.execute("INSERT INTO pd_evaluation VALUES ('gemini', 'm', 'mean', NULL, 'tuple_f1', 0.9, 0.8, 1.0, 3, "

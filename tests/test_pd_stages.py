@@ -174,3 +174,168 @@ def test_stage_reuse_against_the_hollywood_state_db(tmp_path):
     assert execute(_Counting(), RunContext(settings=settings, run_id="r5"))["reused"] is True
     assert execute(_AsOf(), RunContext(settings=settings, run_id="r6"))["reused"] is False
     assert hollywood_config_hash(settings) != hollywood_config_hash(settings, with_as_of=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# the collection misses nothing it should hold (issue 17.7; sql/pd_collection.sql)
+
+def _film(key, year, *, film_year=None, kind="imdb", link="linked", reg=None, status=None, rule="R2_not_renewed",
+          ia="found", sound="sound"):
+    """One ranked film's rows: (top100, film_links, status or None, film_ia)."""
+    reg_id, reg_date = reg if reg else (None, None)
+    top = {"year": year, "rank": 1, "key": key, "key_kind": kind, "box_office": 1000.0, "n_weeks": 1, "n_tuples": 1}
+    lnk = {"year": year, "key": key, "title": key.title(), "film_year": film_year, "reg_id": reg_id,
+           "reg_date": reg_date, "reg_title": key.title() if reg else None, "similarity": 100.0 if reg else None,
+           "reason": link}
+    st = ({"reg_id": reg_id, "reg_date": reg_date, "title": key.title(), "status": status, "rule": rule,
+           "reason": f"{rule}: planted", "renewal_id": None, "match_decision": "unmatched",
+           "as_of": D(2026, 1, 1)} if reg and status else None)
+    item = {"year": year, "key": key, "query": "q", "ia_item": f"{key}_ia" if ia == "found" else None,
+            "ia_title": key.title(), "ia_year": film_year, "sound": sound if ia == "found" else None, "reason": ia}
+    return top, lnk, st, item
+
+
+def _judge(tmp_path, films, as_of):
+    from flows.stages.hollywood.collection import write_collection
+
+    with pd_connect(tmp_path / "state.duckdb") as con:
+        replace_rows(con, "pd_top100", [f[0] for f in films])
+        replace_rows(con, "pd_film_links", [f[1] for f in films])
+        replace_rows(con, "pd_status", [f[2] for f in films if f[2]])
+        replace_rows(con, "pd_film_ia", [f[3] for f in films])
+        stats = write_collection(con, as_of)
+        cols = [d[0] for d in con.execute("SELECT * FROM pd_collection_candidates").description]
+        cand = {r[cols.index("key")]: dict(zip(cols, r)) for r in
+                con.execute("SELECT * FROM pd_collection_candidates").fetchall()}
+        audit = {(k, c): (p, e) for k, c, p, e in
+                 con.execute("SELECT key, criterion, passed, evidence FROM pd_collection_audit").fetchall()}
+        coll = {r[0] for r in con.execute("SELECT key FROM pd_collection").fetchall()}
+    return stats, cand, audit, coll
+
+
+def test_collection_release_date_rule_and_needs_review(tmp_path):
+    from validators.copyright_status import FILM_RULES, RULES
+
+    assert set(FILM_RULES) <= set(RULES)
+    films = [
+        _film("silentless", 1928, film_year=1928, link="no_registration"),          # unregistered, 1928, sound
+        _film("alias", 1929, kind="title", link="no_registration"),                  # title key: ranking year
+        _film("late", 1934, film_year=1934, link="no_registration"),                 # unregistered, inside the term
+        _film("conflict", 1931, film_year=1930, reg=("LP2001", D(1931, 2, 1)), status="protected",
+              rule="R2_renewed"),                                                    # release 1930, reg 1931
+        _film("nosound", 1934, film_year=1934, reg=("LP4001", D(1934, 1, 2)), status="likely_public_domain",
+              sound=None),                                                           # IA item without sound
+        _film("ambiguous", 1934, film_year=1934, link="ambiguous_registration"),
+        _film("silent", 1934, film_year=1934, reg=("LP4002", D(1934, 1, 3)), status="likely_public_domain",
+              sound="silent"),
+        _film("good", 1934, film_year=1934, reg=("LP4003", D(1934, 1, 4)), status="likely_public_domain"),
+        _film("searchfail", 1934, film_year=1934, reg=("LP4004", D(1934, 1, 5)), status="likely_public_domain",
+              ia="search_failed:ia_http_503"),
+        _film("gone", 1934, film_year=1934, reg=("LP4005", D(1934, 1, 6)), status="likely_public_domain",
+              ia="not_on_ia"),
+    ]
+    stats, cand, audit, coll = _judge(tmp_path, films, D(2026, 1, 1))
+    verdict = {k: c["verdict"] for k, c in cand.items()}
+    assert verdict == {"silentless": "included", "alias": "included", "late": "excluded", "conflict": "needs_review",
+                       "nosound": "needs_review", "ambiguous": "needs_review", "silent": "excluded",
+                       "good": "included", "searchfail": "needs_review", "gone": "excluded"}
+    assert coll == {"silentless", "alias", "good"}
+    # public domain by its release date, the date and its source in the evidence
+    pd = cand["silentless"]
+    assert (pd["status"], pd["rule"], pd["reg_id"], pd["release_year"]) == ("public_domain", "R1_release_date", None, 1928)
+    assert pd["release_year_source"] == "catalog release year" and pd["reg_status"] is None
+    assert "released 1928 (catalog release year)" in pd["status_reason"] and "1931" in pd["status_reason"]
+    passed, evidence = audit[("silentless", "copyright")]
+    assert passed and "R1_release_date" in evidence and "no registration linked (no_registration)" in evidence
+    assert cand["alias"]["release_year"] == 1929 and cand["alias"]["release_year_source"].startswith("Variety ranking year 1929")
+    # an unregistered film inside the term is still not claimed public domain
+    assert cand["late"]["exclusion_reasons"] == "copyright:no_registration" and not cand["late"]["copyright_ok"]
+    assert "released 1934" in audit[("late", "copyright")][1]
+    # two dates that disagree are never guessed
+    c = cand["conflict"]
+    assert (c["status"], c["rule"], c["reg_status"]) == ("needs_review", "R1_release_date_conflict", "protected")
+    assert c["review_reasons"] == "status:needs_review:R1_release_date_conflict"
+    # missing sound evidence: needs_review with a reason, in the audit too
+    n = cand["nosound"]
+    assert n["review_reasons"] == "sound:unknown" and n["exclusion_reasons"] == "sound:unknown" and n["copyright_ok"]
+    assert "sound: unknown" in audit[("nosound", "ia_sound")][1] and not audit[("nosound", "ia_sound")][0]
+    assert cand["ambiguous"]["review_reasons"] == "copyright:ambiguous_registration"
+    assert cand["searchfail"]["review_reasons"] == "ia:search_failed:ia_http_503"
+    assert cand["silent"]["exclusion_reasons"] == "not_sound:silent" and cand["silent"]["review_reasons"] is None
+    assert stats["verdicts"] == {"excluded": 3, "included": 3, "needs_review": 4}
+    assert stats["needs_review"] == 4 and stats["public_domain_by_release_date"] == 2
+    assert stats["review_by"]["sound:unknown"] == 1 and stats["as_of"] == "2026-01-01"
+    # every candidate has a verdict and every film not included says why
+    assert all(c["verdict"] for c in cand.values())
+    assert all(c["exclusion_reasons"] for c in cand.values() if not c["included"])
+
+
+@pytest.mark.parametrize("as_of", [D(2025, 12, 31), D(2026, 1, 1), D(2026, 12, 31), D(2027, 1, 1)])
+def test_collection_release_date_line_follows_as_of(tmp_path, as_of):
+    from validators.copyright_status import public_domain_by_term
+
+    films = [_film("f1930", 1930, film_year=1930, link="no_registration"),
+             _film("f1931", 1931, film_year=1931, link="no_registration")]
+    _, cand, _, coll = _judge(tmp_path, films, as_of)
+    for key, year in (("f1930", 1930), ("f1931", 1931)):
+        assert (key in coll) is public_domain_by_term(year, as_of), (key, as_of)
+        assert cand[key]["verdict"] == ("included" if public_domain_by_term(year, as_of) else "excluded")
+
+
+def test_as_of_defaults_to_the_run_date_and_a_setting_freezes_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("CINESUB_HOLLYWOOD__AS_OF", raising=False)
+    before = dt.datetime.now(dt.timezone.utc).date()
+    s = load_settings(None, tmp_path)
+    after = dt.datetime.now(dt.timezone.utc).date()
+    assert s.hollywood.as_of in {before, after} and "as_of" not in s.hollywood.model_fields_set
+    monkeypatch.setenv("CINESUB_HOLLYWOOD__AS_OF", "2026-01-01")
+    frozen = load_settings(None, tmp_path)
+    assert frozen.hollywood.as_of == D(2026, 1, 1) and "as_of" in frozen.hollywood.model_fields_set
+    assert hollywood_config_hash(frozen) != hollywood_config_hash(s) or s.hollywood.as_of == D(2026, 1, 1)
+
+
+def test_variety_discover_is_incremental_by_item_fingerprint(tmp_path):
+    """A no-change rediscovery asks only search + metadata (the fixture's request log); an item
+    whose item_last_updated moved is fetched again, alone, and the stats say so."""
+    from types import SimpleNamespace
+
+    from cinesub.rawstore import RawStore
+    from cinesub.sample.variety import generate_variety_world
+    from extractors.ia import IAClient, ia_retry_policy, make_session
+    from fixtures.ia_server import IAFixture
+    from flows.stages.hollywood.variety import VarietyDiscoverStage
+
+    vm = generate_variety_world(tmp_path / "variety", seed=1934)
+    settings = load_settings(home=tmp_path / "home")
+    settings.hollywood.variety_start, settings.hollywood.variety_end = "1926-01-01", "1934-12-31"
+    with IAFixture(tmp_path / "variety") as srv:
+        def ctx():  # a fresh client per build, as each run builds its own
+            client = IAClient(make_session(srv.host), RawStore.for_settings(settings),
+                              retry=ia_retry_policy(max_attempts=2, backoff_base_s=0.0, backoff_max_s=0.0))
+            return SimpleNamespace(settings=settings, env=SimpleNamespace(ia_client=lambda store: client), items=None)
+
+        stage = VarietyDiscoverStage()
+        with pd_connect(pd_state_db(settings)) as con:
+            first = stage.run(ctx(), con)
+            pages1 = con.execute("SELECT * FROM pd_pages ORDER BY item_id, page").fetchall()
+            n_items = len(vm["items"])
+            assert first["items_new"] == n_items and first["items_unchanged"] == 0
+            assert first["pages"] == sum(len(i["pages"]) for i in vm["items"])
+            assert srv.count("download") > 0
+            assert not any(".jp2" in e.path or e.path.endswith("_jp2.zip") for e in srv.log)  # no image at discovery
+            n0 = len(srv.log)
+            second = stage.run(ctx(), con)
+            kinds = {e.path.split("/")[1] for e in srv.log[n0:]}
+            assert kinds <= {"services", "advancedsearch.php", "metadata"}, kinds  # nothing but search + metadata
+            assert second["items_unchanged"] == n_items and second["items_new"] == second["items_changed"] == 0
+            assert con.execute("SELECT * FROM pd_pages ORDER BY item_id, page").fetchall() == pages1
+            changed = vm["items"][0]["identifier"]
+            srv.touch(changed)
+            n1 = len(srv.log)
+            third = stage.run(ctx(), con)
+            downloads = {e.path.split("/")[2] for e in srv.log[n1:] if e.path.startswith("/download/")}
+            assert third["items_changed"] == 1 and third["items_unchanged"] == n_items - 1
+            assert downloads <= {changed}
+            fp = con.execute("SELECT fingerprint, text_source, alignment FROM pd_variety_items WHERE item_id = ?",
+                             [changed]).fetchone()
+            assert fp == (f"{changed}@1700000001", "hocr", "scandata")

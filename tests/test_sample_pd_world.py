@@ -102,7 +102,7 @@ def test_ocr_noise_is_planted_in_the_djvu_text(vworld):
     assert any(n["noisy"].startswith("S") and n["clean"].startswith("$") for n in manifest["ocr_noise"])
     for item in manifest["items"]:
         ident = item["identifier"]
-        pages = (root / "ia" / ident / f"{ident}_djvu.txt").read_text(encoding="utf-8").split("\f")
+        pages = _hocr_pages(root / "ia" / ident, ident)
         assert len(pages) == len(item["pages"])
         for n in manifest["ocr_noise"]:
             if n["item_id"] == ident:
@@ -148,7 +148,7 @@ def test_cce_pages_use_the_printed_layouts(cworld):
         if g["item_id"] == IMAGE_ONLY_VOLUME:  # no text layer: the lines are in its page images only
             assert not djvu_path.exists()
             continue
-        djvu = djvu_path.read_text().split("\f")[g["page"]]
+        djvu = _hocr_pages(djvu_path.parent, g["item_id"])[g["page"]]
         assert all(ln in djvu for ln in lines)
     assert seen["registration"] == len(REGS) and seen["1950"] == 1 and seen["1954"] == len(RENS) - 2
     text = "\n".join(json.loads(p.read_text())["text"] for p in (root / "gold").glob("*/*.json"))
@@ -216,3 +216,11 @@ def test_variety_entry_shape_matches_real_ocr(vworld, realdata_dir):
     assert shape.search(real)
     gold = load_gold(vworld[0])[("variety114-1934-03", 2)]
     assert shape.search(gold["text"])
+
+
+def _hocr_pages(item_dir, stem):
+    """The page texts of a sample item's hOCR search text + page index (no form feed in _djvu.txt)."""
+    from extractors.ia_pages import hocr_pages
+
+    return hocr_pages((item_dir / f"{stem}_hocr_searchtext.txt.gz").read_bytes(),
+                      (item_dir / f"{stem}_hocr_pageindex.json.gz").read_bytes())

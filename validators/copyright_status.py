@@ -19,7 +19,18 @@ Rules, applied in this order to a registration (its year stands in for the publi
   - ``R2_not_renewed``: otherwise -> ``likely_public_domain``.
 
 Every result carries its reasons (rule id, detail, matched renewal id, match decision).
-Pure functions; ``as_of`` is always explicit.
+Pure functions; ``as_of`` is always explicit (the build's is ``hollywood.as_of``: the run date
+unless the setting freezes it).
+
+A ranked *film* (not a registration) is judged by sql/pd_collection.sql with the same 95-year
+line (:func:`public_domain_by_term` on its release year):
+
+* ``R1_release_date``: released before the line -> ``public_domain`` even with no registration
+  linked (none found, an ambiguous link, an unreadable registration date); the evidence is the
+  release year and its source (the catalog release year, else the Variety ranking year, which
+  bounds the release from above);
+* ``R1_release_date_conflict``: released before the line, but the linked registration is dated
+  inside the term -> ``needs_review`` (two dates disagree; never guessed).
 """
 
 from __future__ import annotations
@@ -45,7 +56,12 @@ RULES: dict[str, str] = {
     "R5_source_work_unknown": "based on a source work whose renewal status is unknown",
     "R2_not_renewed": "registered before 1964 and no renewal found",
     "R0_no_date": "no readable registration date: no rule applies",
+    # film-level rules of the collection (sql/pd_collection.sql)
+    "R1_release_date": "released before the 95-year line: public domain by its release date",
+    "R1_release_date_conflict": "release year before the 95-year line, registration dated inside the term",
 }
+#: the rules that judge a ranked film by its release year (sql/pd_collection.sql), not a registration
+FILM_RULES = ("R1_release_date", "R1_release_date_conflict")
 
 
 @dataclass(frozen=True)

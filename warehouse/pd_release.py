@@ -7,7 +7,7 @@ tables (no paths inside, so plain ``duckdb.connect(path, read_only=True)`` answe
 directory wherever the release lies; storage v1.0.0, readable by every DuckDB 1.x;
 :func:`warehouse.publish.write_database`), ``stats/stages.parquet`` (the build's per-stage
 statistics) — and ``manifest.json`` (every file with sha256, size and
-rows; code version; config hash; input snapshot ids; ``as_of``; the primary extractor). It is
+rows; code version; config hash; input snapshot ids; ``as_of`` and ``as_of_frozen``; the primary extractor). It is
 written into a temporary directory and renamed into place atomically, readable by others (0755 /
 0644); a temporary a killed build left is removed by the next publication. ``LATEST`` and the
 ``latest`` symlink name the newest version. The writing is the one release writer of both
@@ -60,11 +60,12 @@ def _changed(c: Mapping[str, Any]) -> bool:
 
 def publish(state_con: duckdb.DuckDBPyConnection, releases_dir: Path, *, config_hash: str,
             inputs: Mapping[str, Any], as_of: str, primary_extractor: str,
-            summary: Mapping[str, Any] | None = None,
+            summary: Mapping[str, Any] | None = None, as_of_frozen: bool | None = None,
             stage_stats: list[dict] | None = None) -> dict[str, Any]:
     """Write a new release if any table changed; return {version, path, new, kind, counts}.
     ``stage_stats`` (the build's per-stage statistics) go to ``stats/stages.parquet``, listed in
-    the manifest and never part of the decision whether the tables changed."""
+    the manifest and never part of the decision whether the tables changed. ``as_of_frozen``:
+    whether the status date was set (``hollywood.as_of``) or is the run date."""
     tables = build_tables(state_con)
     counts = {n: t.num_rows for n, t in tables.items()}
     with ReleaseWriter(releases_dir) as writer:
@@ -88,6 +89,8 @@ def publish(state_con: duckdb.DuckDBPyConnection, releases_dir: Path, *, config_
             "config_hash": config_hash,
             "inputs": dict(inputs),
             "as_of": as_of,
+            # True: hollywood.as_of (or --as-of) froze the status date; False: the run date
+            "as_of_frozen": as_of_frozen,
             "primary_extractor": primary_extractor,
             "tables": list(tables),
             "summary": dict(summary or {}),

@@ -15,7 +15,8 @@ ground-truth manifest of every planted case's expected copyright status (SPEC B2
       ia/<identifier>/                    one IA texts item per CCE volume (fixtures/ia_server.py)
           _item.json                      the metadata dict (title "Catalog of Copyright Entries …
                                           Motion Pictures …", collection copyrightrecords)
-          <identifier>_djvu.txt           OCR text, leaves separated by form feed ``\\f``, planted
+          <identifier>_hocr_*.gz          OCR text + hOCR page index (``cinesub.sample.scans.page_derivatives``;
+                                          also ``_djvu.txt`` without page marker, scan data), planted
                                           OCR damage included; absent for the image-only volume
           <identifier>.pdf                the page images as a PDF (pdf2image renders them; the
                                           PDF itself has no text layer)
@@ -61,10 +62,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cinesub.sample.scans import png_bytes, render_page, scoped_rng, sha256_hex, write_item
+from cinesub.sample.scans import page_derivatives, png_bytes, render_page, scoped_rng, sha256_hex, write_item
 from cinesub.sample.variety import FILM_BY_KEY, FILMS
 
-GENERATOR_VERSION = "1.2"  # 1.1: the 1960-1969 volume is image-only; 1.2: source works (afi_based_on.tsv)
+GENERATOR_VERSION = "1.3"  # 1.1: the 1960-1969 volume is image-only; 1.2: source works; 1.3: hOCR page index
 DEFAULT_SEED = 1934
 AS_OF = "2026-01-01"
 
@@ -295,11 +296,10 @@ def _volume_item(ia_dir: Path, gold_dir: Path, ident: str, title: str, date: str
                                                           encoding="utf-8")
         rows.append({"page": leaf, "kind": kind, "layout": layout, "entries": len(entries),
                      "png_sha256": sha256_hex(png_bytes(img))})
-    djvu = "\n\f".join(t.rstrip("\n") for t in texts) + "\n"
     meta = {"identifier": ident, "mediatype": "texts", "collection": ["copyrightrecords", "americana"],
             "title": title, "creator": "Library of Congress. Copyright Office", "date": date, "year": date[:4],
             "language": "English", "page-count": str(len(all_pages))}
-    files = {f"{ident}_djvu.txt": djvu.encode("utf-8")} if text_layer else {}
+    files = page_derivatives(ident, texts) if text_layer else {}
     write_item(ia_dir, ident, meta, {**files, f"{ident}.pdf": _pdf_bytes(images)})
     return rows
 

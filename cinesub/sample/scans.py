@@ -95,6 +95,33 @@ def write_zip(path: Path, members: list[tuple[str, bytes]]) -> None:
             zf.writestr(info, data)
 
 
+def page_derivatives(stem: str, page_texts: list[str], *, hocr: bool = True) -> dict[str, bytes]:
+    """IA's page-level OCR derivatives of an item's leaf texts (leaf 0 first): the hOCR search
+    text + page index (gzipped, character offsets; ``hocr``) or ``_djvu.xml`` (not ``hocr``), the
+    ``_djvu.txt`` with no page marker (blocks separated by a blank line, as real files are),
+    ``_page_numbers.json`` and ``_scandata.xml`` (every leaf in the access formats)."""
+    import gzip
+
+    from extractors.ia_pages import djvu_xml_document, hocr_index, scandata_document
+
+    texts = [t.rstrip("\n") + "\n" for t in page_texts]
+    out: dict[str, bytes] = {}
+    if hocr:
+        search, index = hocr_index(texts)
+        out[f"{stem}_hocr_searchtext.txt.gz"] = gzip.compress(search.encode("utf-8"), mtime=0)
+        out[f"{stem}_hocr_pageindex.json.gz"] = gzip.compress(json.dumps(index).encode("ascii"), mtime=0)
+    else:
+        out[f"{stem}_djvu.xml"] = djvu_xml_document(stem, texts).encode("utf-8")
+    out[f"{stem}_djvu.txt"] = "\n".join(t.replace("\n", " \n") for t in texts).encode("utf-8")
+    numbers = {"identifier": stem, "format-version": "2", "archive-hocr-tools-version": "1.1.50", "confidence": 90,
+               "pages": [{"leafNum": i, "confidence": 90, "pageNumber": str(i) if i else "", "pageProb": 0.9,
+                          "wordConf": 90} for i in range(len(texts))]}
+    out[f"{stem}_page_numbers.json"] = (json.dumps(numbers, indent=1) + "\n").encode("utf-8")
+    out[f"{stem}_scandata.xml"] = scandata_document(
+        [(i, "Cover" if i == 0 else "Normal", True) for i in range(len(texts))]).encode("utf-8")
+    return out
+
+
 def write_item(ia_dir: Path, identifier: str, metadata: dict[str, Any], files: dict[str, bytes]) -> None:
     """One IA item directory: ``_item.json`` (the metadata dict) plus its files."""
     d = ia_dir / identifier

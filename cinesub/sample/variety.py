@@ -11,8 +11,13 @@ catalog and IA film items, so the whole public-domain flow runs offline (SPEC B1
       ia/<identifier>/                      one Internet Archive item per directory (served by
                                             fixtures/ia_server.py)
           _item.json                        the item's ``metadata`` dict as the metadata API returns it
-          <identifier>_djvu.txt             (Variety items) OCR text of every leaf, leaves separated by
-                                            a form feed ``\\f`` (leaf 0 first), with planted OCR noise
+          <identifier>_hocr_searchtext.txt.gz  (Variety items) OCR text of every leaf concatenated, with
+                                            planted OCR noise, and ``_hocr_pageindex.json.gz`` (one
+                                            ``[start, end, 0, 0]`` character range per leaf), as IA's
+                                            archive-hocr-tools write them
+          <identifier>_djvu.txt             the same text, pages not marked (real IA has no form feed)
+          <identifier>_page_numbers.json    ``pages[{leafNum, pageNumber, confidence}]``
+          <identifier>_scandata.xml         ``pageData/page[@leafNum]`` with ``addToAccessFormats``
           <identifier>_jp2.zip              (Variety items) one lossless JPEG 2000 image per leaf:
                                             ``<identifier>_jp2/<identifier>_<leaf:04d>.jp2``
           <identifier>_meta.xml             (film items) a small IA-style metadata file
@@ -57,6 +62,7 @@ from typing import Any
 from cinesub.sample.scans import (
     film_meta_xml,
     jp2_bytes,
+    page_derivatives,
     pixel_sha256,
     png_bytes,
     render_page,
@@ -66,7 +72,7 @@ from cinesub.sample.scans import (
     write_zip,
 )
 
-GENERATOR_VERSION = "1.1"  # 1.1: Winter Orchard (based on a renewed novel: cinesub.sample.cce source works)
+GENERATOR_VERSION = "1.2"  # 1.1: Winter Orchard (source works); 1.2: hOCR page index, scan data, no form feeds
 DEFAULT_SEED = 1934
 
 # --------------------------------------------------------------------------------------------
@@ -594,10 +600,9 @@ def generate_variety_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dic
             for t in page.tuples:
                 counts = alias_counts.setdefault(item["year"], {})
                 counts[t["movie"]] = counts.get(t["movie"], 0) + 1
-        djvu = "\n\f".join(t.rstrip("\n") for t in ocr_texts) + "\n"
         zpath = out / f".{ident}_jp2.zip.tmp"
         write_zip(zpath, jp2_members)
-        files = {f"{ident}_djvu.txt": djvu.encode("utf-8"), f"{ident}_jp2.zip": zpath.read_bytes()}
+        files = {**page_derivatives(ident, ocr_texts), f"{ident}_jp2.zip": zpath.read_bytes()}
         zpath.unlink()
         meta = {"identifier": ident, "mediatype": "texts", "collection": ["mediahistory", "theatreandvaudeville"],
                 "title": item["title"], "creator": "Variety", "journal-title": "Variety", "format": "Periodicals",

@@ -166,8 +166,9 @@ def class_family(prefix: str) -> str:
 
 
 def split_reg_id(reg_id: str) -> tuple[str, int] | None:
-    """``'LP81'`` -> ``('LP', 81)``; ``'AI-4905'`` -> ``('AI-', 4905)``; ``None`` if not canonical."""
-    m = re.fullmatch(r"([A-Z]+-?)(\d+)", reg_id.strip().upper())
+    """``'LP81'`` -> ``('LP', 81)``; ``'AI-4905'`` -> ``('AI-', 4905)``; ``'A5-4459'`` -> ``('A5-', 4459)``
+    (a class symbol ending in a digit); ``None`` if not canonical."""
+    m = re.fullmatch(r"([A-Z]+(?:\d-|-)?)(\d+)", reg_id.strip().upper())
     return (m.group(1), int(m.group(2))) if m else None
 
 
@@ -270,6 +271,19 @@ def _misread_first_letter(prefix_raw: str, digits: str, reasons: list[str], acce
     return [c for c in out if c]
 
 
+def _digit_class(raw: str, prefix: str, digits_raw: str, accept: set[str], reasons: list[str]) -> NumberReading:
+    """A class symbol ending in a digit (``A5-4459``: letter class + digit + hyphen): exact when its
+    letter class is accepted here, else ``class_not_expected`` (never read as a film number)."""
+    digits, fixed = _fix_digits(digits_raw)
+    if fixed:
+        reasons.append("ocr_digit_confusion")
+    if not digits.isdigit():
+        return NumberReading(raw, (), "unreadable_number")
+    ok = prefix.rstrip("-").rstrip("0123456789") in accept
+    cand = _cand(prefix, digits, 1.0 if ok else 0.5, reasons + ([] if ok else ["class_not_expected"]))
+    return NumberReading(raw, (cand,) if cand else (), None if cand else "unreadable_number")
+
+
 def normalize_reg_id(raw: str, *, classes: Iterable[str] | None = FILM_CLASSES,
                      ranges: Mapping[str, tuple[int, int]] | None = None) -> NumberReading:
     """Read an OCR'd registration number into ranked candidates.
@@ -290,6 +304,9 @@ def normalize_reg_id(raw: str, *, classes: Iterable[str] | None = FILM_CLASSES,
     s = (raw or "").strip().strip(".,;:")
     reasons: list[str] = []
     s = _rejoin_digits(s, reasons)
+    dm = re.fullmatch(r"([A-Za-z]{1,2})(\d)-\s?(\d[0-9OolIi|SB]*)", s)
+    if dm and dm.group(1).upper() in KNOWN_CLASSES:  # a class symbol ending in a digit: A5-4459
+        return _digit_class(raw, dm.group(1).upper() + dm.group(2) + "-", dm.group(3), accept, reasons)
     m = re.fullmatch(r"([A-Za-z|]*|[14][A-Za-z])(-?)\s?(\d[0-9OolIi|SB]*)", s)
     if not m:
         return NumberReading(raw, (), "unreadable_number")

@@ -35,13 +35,12 @@ Pure functions; the export reader only reads the file it is given.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from extractors.cce.entries import gap_flags, read_claimants, split_claimant_first
 from extractors.cce.normalize import (
     FILM_CLASSES, FILM_EARLIEST_YEAR, NumberCandidate, NumberReading, normalize_basis, normalize_reg_id,
     normalize_renewal_id, parse_cce_date, ranges_from,
@@ -234,14 +233,20 @@ def _film_floor(classes: Iterable[str] | None) -> int | None:
 def _registrations(part: str, *, volume_year: int | None, classes: Iterable[str] | None,
                    ranges: Mapping[str, tuple[int, int]] | None, coverage: tuple[int, int] | None = None
                    ) -> tuple[list[tuple[Any, NumberReading]], list[str]]:
-    """(date reading, number reading) pairs of ``DATE, REG; DATE, REG`` / ``DATE; REG``. A date
-    whose year no century puts inside ``coverage`` is kept out as stray, with its reason."""
+    """(date reading, number reading) pairs of ``DATE, REG; DATE, REG`` / ``DATE; REG``, or of a
+    list of dates followed by as many numbers (``15Nov22, 15Dec22, B551759, B567153``: paired in
+    order, stray ``dates_listed_before_numbers``-free). A date whose year no century puts inside
+    ``coverage`` is kept out as stray, with its reason."""
     pairs: list[tuple[Any, NumberReading]] = []
     stray: list[str] = []
     pending = None
     floor = _film_floor(classes)
-    for tok in [t.strip() for t in re.split(r"\s*[;,]\s*", part) if t.strip()]:
-        d = parse_cce_date(tok, context_year=volume_year, coverage=coverage, min_year=floor)
+    toks = [t.strip() for t in re.split(r"\s*[;,]\s*", part) if t.strip()]
+    dates = [parse_cce_date(t, context_year=volume_year, coverage=coverage, min_year=floor) for t in toks]
+    k = next((i for i, d in enumerate(dates) if d.iso is None), len(toks))
+    if 1 < k and len(toks) == 2 * k and all(d.iso is None for d in dates[k:]):
+        return [(d, normalize_reg_id(t, classes=classes, ranges=ranges)) for d, t in zip(dates[:k], toks[k:])], []
+    for tok, d in zip(toks, dates):
         if d.iso is None and "year_outside_volume_coverage" in d.reasons:
             if pending is not None:
                 stray.append(pending.raw)
@@ -261,10 +266,16 @@ def _registrations(part: str, *, volume_year: int | None, classes: Iterable[str]
     return pairs, stray
 
 
-def _renewal_ids(part: str) -> tuple[list[str], str | None]:
-    """Raw renewal numbers of ``R61801, R61806`` / ``R63718-63725`` (a range expanded)."""
+def _renewal_ids(part: str) -> tuple[list[str], str | None, bool]:
+    """Raw renewal numbers of ``R61801, R61806`` / ``R63718-63725`` (a range expanded), and
+    whether a later number printed without its ``R`` (``R427033-427035, 427037-427038``) took the
+    letter of the first."""
     out: list[str] = []
+    letter = "R"
+    carried = False
     for tok in [t.strip() for t in part.split(",") if t.strip()]:
+        if re.fullmatch(r"\d{4,7}(?:\s*-\s*\d+)?", tok) and out:
+            tok, carried = letter + tok, True
         m = re.fullmatch(r"([R8B])\s?(\d+)\s*-\s*[R8B]?\s?(\d+)", tok)
         if m:
             lo_s, hi_s = m.group(2), m.group(3)
@@ -272,18 +283,34 @@ def _renewal_ids(part: str) -> tuple[list[str], str | None]:
                 hi_s = lo_s[:len(lo_s) - len(hi_s)] + hi_s
             lo, hi = int(lo_s), int(hi_s)
             if not 0 <= hi - lo <= 500:
-                return out, "renewal_range_too_long"
+                return out, "renewal_range_too_long", carried
             out += [f"R{n}" for n in range(lo, hi + 1)]
         else:
             out.append(tok)
-    return out, None
+        if not out[-1][:1].isdigit():
+            letter = out[-1][0]
+    return out, None, carried
 
 
-_L1954 = re.compile(r"^(?P<regs>.*?)\.\s+(?P<claim>.*?)\s*[({](?P<basis>[^(){};]{1,6})\)\s*;\s*"
+_BASIS = r"[({](?P<basis>[^(){};]{1,6}|[^(){}]{7,80}?,\s*[A-Za-z&#]{1,4})\)"
+_RIDS = r"(?P<rids>[R8B]\s?[\dOolI]{3,7}(?:\s*[-,]\s*[R8B]?\s?[\dOolI]{2,7})*)"
+_L1954 = re.compile(r"^(?P<regs>.*?)\.\s+(?P<claim>.*?)\s*" + _BASIS + r"\s*;\s*"
                     r"(?P<rdate>[^;]{4,12}?)\s*;\s*(?P<rids>[R8B&][^;]*?)\s*\.?\s*$", re.S)
-_L1950 = re.compile(r"^(?P<regs>.*?)\.\s+(?P<rids>[R8B]\s?[\dOolI]{3,7}(?:\s*[-,]\s*[R8B]?\s?[\dOolI]{2,7})*)"
-                    r"\s*,\s*(?P<rdate>[^,]{4,12}?)\s*,\s*(?P<claim>.*?)\s*[({](?P<basis>[^(){}]{1,6})\)\s*\.?\s*$",
+_L1950 = re.compile(r"^(?P<regs>.*?)\.\s+" + _RIDS + r"\s*,\s*(?P<rdate>[^,]{4,12}?)\s*,\s*(?P<claim>.*?\))\s*\.?\s*$",
                     re.S)
+#: the claimant-first layout: claimant before the registrations, renewal part ``R.., DATE.`` alone
+_LCF = re.compile(r"^(?P<regs>.*?)\.\s+" + _RIDS + r"\s*,\s*(?P<rdate>[^,]{4,12}?)\s*\.?\s*$", re.S)
+
+
+def _ad_interim(note: str, *, volume_year: int | None) -> tuple[Any, NumberReading] | None:
+    """The ``(date, number)`` of ``pub. abroad 15Feb23, AI-4905`` when both read."""
+    parts = [p.strip() for p in re.split(r"\s*,\s*", note) if p.strip()]
+    d = parse_cce_date(parts[0].split()[-1], context_year=volume_year) if parts else None
+    num = next((p for p in parts[1:] if re.match(r"A\s?I", p, re.I)), None)
+    if d is None or d.iso is None or num is None:
+        return None
+    reg = normalize_reg_id(num, classes=None)
+    return (d, reg) if reg.value else None
 
 
 def parse_renewal_entry(text: str, *, volume_year: int | None = None,
@@ -291,13 +318,16 @@ def parse_renewal_entry(text: str, *, volume_year: int | None = None,
                         ranges: Mapping[str, tuple[int, int]] | None = None,
                         coverage: tuple[int, int] | None = None
                         ) -> list[RenewalRecord] | Unparsed:
-    """Read one printed renewal entry (either layout) into one record per registration.
+    """Read one printed renewal entry (1950, 1954 or claimant-first layout) into one record per
+    registration, plus one for an ad-interim registration printed in parentheses.
 
     ``classes``: registration classes expected (``None``: any known class, as in the mixed 1950
     list; ``FILM_CLASSES`` for the motion-picture volumes). ``volume_year`` dates two-digit years
     and checks renewal numbers; ``coverage`` (optional) bounds the *original* registration years.
     A record whose number has no confident reading keeps ``None`` for that id, its candidates and
-    an ``orig_reg:``/``renewal:`` reason code.
+    an ``orig_reg:``/``renewal:`` reason code; an implausible date pair carries a ``flag:`` code
+    (:data:`extractors.cce.entries.FLAG_REASONS`). Several claimants (``A (NK) & B (A)``) are
+    joined with ``"; "``, their basis codes likewise.
     """
     raw = text
     s = re.sub(r"\s+", " ", text).strip()
@@ -309,17 +339,26 @@ def parse_renewal_entry(text: str, *, volume_year: int | None = None,
     head, tail = s[:mark[0]], s[mark[1]:].strip()
     base_reasons = list(mark[2])
     title, description, title_reasons = split_title(head)
+    claim_text = None
+    cf = split_claimant_first(tail)
+    if cf is not None:
+        claim_text, rest, tail = cf
+        description = (description + " " + rest).strip()
+        base_reasons.append("claimant_first_layout")
     note = ""
+    interim = None
     pa = _PUB_ABROAD.search(tail)
     if pa:
         note = "pub. abroad " + pa.group(1).strip()
         tail = (tail[:pa.start()].rstrip(" ,") + ", " + tail[pa.end():].lstrip(" ,")).strip()
-        base_reasons.append("ad_interim_noted")
-    m = _L1954.match(tail)
-    layout = "1954"
-    if m is None:
-        m = _L1950.match(tail)
-        layout = "1950"
+        interim = _ad_interim(pa.group(1), volume_year=volume_year)
+        base_reasons.append("ad_interim_registration" if interim else "ad_interim_unreadable")
+    if claim_text is not None:
+        m, layout = _LCF.match(tail), "claimant_first"
+    else:
+        m, layout = _L1954.match(tail), "1954"
+        if m is None:
+            m, layout = _L1950.match(tail), "1950"
     if m is None:
         regs_only = tail.split(".")[0]
         pairs, _ = _registrations(regs_only, volume_year=volume_year, classes=classes, ranges=ranges,
@@ -327,7 +366,7 @@ def parse_renewal_entry(text: str, *, volume_year: int | None = None,
         partial = {"title": title, "registrations": [(d.iso, r.value or r.raw) for d, r in pairs]}
         if not re.search(r"[R8B]\s?\d[\d ]{3,8}", tail):
             return Unparsed(raw, "no_renewal_number", "entry without renewal part", partial)
-        return Unparsed(raw, "layout_not_recognised", "neither the 1950 nor the 1954 layout fits", partial)
+        return Unparsed(raw, "layout_not_recognised", "no printed layout fits", partial)
     pairs, stray = _registrations(m.group("regs"), volume_year=volume_year, classes=classes, ranges=ranges,
                                   coverage=coverage)
     if not pairs:
@@ -336,25 +375,38 @@ def parse_renewal_entry(text: str, *, volume_year: int | None = None,
     rdate = parse_cce_date(m.group("rdate"), context_year=volume_year, min_year=_film_floor(classes))
     if rdate.iso is None:
         return Unparsed(raw, "renewal_date_unreadable", m.group("rdate"), {"title": title})
-    rids, why = _renewal_ids(m.group("rids"))
+    rids, why, carried = _renewal_ids(m.group("rids"))
     if why:
         return Unparsed(raw, why, m.group("rids"), {"title": title})
+    if carried:
+        base_reasons.append("renewal_letter_carried")
     if len(rids) == 1 and len(pairs) > 1:
         rids = rids * len(pairs)
         base_reasons.append("one_renewal_for_several_registrations")
     if len(rids) != len(pairs):
         return Unparsed(raw, "renewal_count_mismatch", f"{len(pairs)} registrations, {len(rids)} renewals",
                         {"title": title})
-    claimant = re.sub(r"^[\s\-.~,;°]+", "", m.group("claim")).strip(" ,;") or None
-    basis, basis_reasons = normalize_basis(m.group("basis"))
+    if interim is not None:
+        pairs.append(interim)
+        rids.append(rids[0])
+    if claim_text is None:
+        claim_text = m.group("claim") if "basis" not in m.groupdict() else f"{m.group('claim')} ({m.group('basis')})"
+    claims, qualifier, claim_reasons = read_claimants(claim_text)
+    claimant = "; ".join(c[0] for c in claims) or None
+    basis = "; ".join(dict.fromkeys(c[1] for c in claims if c[1])) or None
+    if qualifier:
+        note = (note + "; " if note else "") + f"basis text: {qualifier}"
     year = int(rdate.iso[:4])
     out = []
-    for (odate, reg), rid_raw in zip(pairs, rids):
+    for i, ((odate, reg), rid_raw) in enumerate(zip(pairs, rids)):
         ren = normalize_renewal_id(rid_raw, year=year)
         reasons = (base_reasons + [f"title:{r}" for r in title_reasons]
                    + [f"orig_reg:{r}" for r in reg.reasons] + [f"orig_date:{r}" for r in odate.reasons]
                    + [f"renewal:{r}" for r in ren.reasons] + [f"renewal_date:{r}" for r in rdate.reasons]
-                   + [f"basis:{r}" for r in basis_reasons] + [f"stray:{t}" for t in stray])
+                   + list(claim_reasons) + [f"stray:{t}" for t in stray]
+                   + gap_flags(odate.iso, rdate.iso))
+        if interim is not None and i == len(pairs) - 1:
+            reasons.append("ad_interim_record")
         out.append(RenewalRecord(
             title=title, orig_reg_id=reg.value, orig_date=odate.iso, renewal_id=ren.value,
             renewal_date=rdate.iso, claimant=claimant, basis=basis, layout=layout, raw=raw,
@@ -610,71 +662,11 @@ def read_archivewatch(records: Sequence[Mapping[str, Any]]) -> ParseResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# CPRS / NYPL exports
-
-#: Column aliases of the export reader: canonical name -> accepted header names.
-EXPORT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "title": ("title", "titl"),
-    "orig_reg_id": ("orig_reg_id", "oreg"),
-    "orig_date": ("orig_date", "odat"),
-    "renewal_id": ("renewal_id", "id"),
-    "renewal_date": ("renewal_date", "dreg", "rdat"),
-    "claimants": ("claimants",),
-    "author": ("author", "auth"),
-    "entry_id": ("entry_id",),
-}
-
+# CPRS / NYPL exports (extractors/cce/export.py)
 
 def read_renewal_export(source: str | Path, *, film_only: bool = False) -> ParseResult:
-    """Read a CPRS renewal export (post-1978 ``RE`` numbers) or an NYPL cce-renewals TSV.
+    """Read a CPRS renewal export or an NYPL cce-renewals TSV: see
+    :func:`extractors.cce.export.read_renewal_export` (imported here late: no import cycle)."""
+    from extractors.cce.export import read_renewal_export as read
 
-    Layout (the NYPL ``1978-from-db.tsv`` layout, which NYPL built from the Copyright Office
-    database): tab-separated, UTF-8, one header row, one row per (original registration,
-    renewal) pair, so an entry renewing several registrations has several rows sharing
-    ``entry_id``. Required columns: ``titl`` (or ``title``), ``oreg`` (``orig_reg_id``), ``odat``
-    (``orig_date``, ISO), ``id`` (``renewal_id``: ``RE9390``; CPRS zero-padded ``RE0000123456``
-    and ``RE-123-456`` accepted), ``dreg`` (``renewal_date``, ISO; ``rdat`` in the NYPL volume
-    files). Optional: ``claimants`` (``name|BASIS`` joined by ``||``), ``auth``, ``entry_id``;
-    other columns are ignored. ``film_only`` keeps motion-picture classes (L, LP, LU, M, MP,
-    MU); other rows then come back as ``Unparsed('not_motion_picture')``.
-    ``source``: a path, or the text itself when it contains a newline.
-    """
-    text = source if isinstance(source, str) and "\n" in source else Path(source).read_text(encoding="utf-8")
-    reader = csv.DictReader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = reader.fieldnames or []
-    col = {k: next((a for a in aliases if a in header), None) for k, aliases in EXPORT_COLUMNS.items()}
-    missing = [k for k in ("title", "orig_reg_id", "orig_date", "renewal_id", "renewal_date") if col[k] is None]
-    if missing:
-        raise ValueError(f"renewal export lacks columns {missing}; header is {header}")
-    result = ParseResult()
-    for row in reader:
-        get = lambda k: (row.get(col[k]) or "").strip() if col[k] else ""  # noqa: E731
-        raw = "\t".join(row.get(h) or "" for h in header)
-        empty = [k for k in ("orig_reg_id", "renewal_id") if not get(k)]
-        if empty:
-            result.unparsed.append(Unparsed(raw, "missing_field", f"empty {empty}"))
-            continue
-        reg = normalize_reg_id(get("orig_reg_id"), classes=None)
-        ren = normalize_renewal_id(get("renewal_id"))
-        if film_only and (reg.best is None or reg.best.prefix not in FILM_CLASSES):
-            result.unparsed.append(Unparsed(raw, "not_motion_picture", get("orig_reg_id")))
-            continue
-        odate, rdate = parse_cce_date(get("orig_date")), parse_cce_date(get("renewal_date"))
-        claims = [c.split("|") for c in get("claimants").split("||") if c.strip()]
-        claimant = "; ".join(c[0].strip() for c in claims) or None
-        basis = "; ".join(dict.fromkeys(c[1].strip() for c in claims if len(c) > 1)) or None
-        reasons = ([f"orig_reg:{r}" for r in reg.reasons] + [f"renewal:{r}" for r in ren.reasons]
-                   + [f"orig_date:{r}" for r in odate.reasons] + [f"renewal_date:{r}" for r in rdate.reasons])
-        rec = RenewalRecord(
-            title=get("title").split("|")[0].strip(), orig_reg_id=reg.value, orig_date=odate.iso,
-            renewal_id=ren.value, renewal_date=rdate.iso, claimant=claimant, basis=basis, layout="cprs",
-            raw=raw, orig_reg_raw=get("orig_reg_id"), renewal_raw=get("renewal_id"),
-            orig_year=int(odate.iso[:4]) if odate.iso else None, note=get("entry_id"),
-            reasons=tuple(dict.fromkeys(reasons)), orig_reg_candidates=reg.candidates,
-            renewal_candidates=ren.candidates)
-        if reg.value is None or ren.value is None:
-            result.unparsed.append(Unparsed(raw, "orig_reg_uncertain" if reg.value is None else "renewal_id_uncertain",
-                                            "; ".join(reasons), {"record": rec}))
-        else:
-            result.records.append(rec)
-    return result
+    return read(source, film_only=film_only)

@@ -134,12 +134,14 @@ class GeminiPageExtractor(GeminiPageReader):
                  thinking_level: str | None = None, media_resolution: str | None = None,
                  cache_dir: Path | str | None = None, max_workers: int = 4, attempts: int = 3,
                  retry_initial_delay_s: float = 1.0, timeout_s: float = 180.0, api_version: str | None = None,
-                 examples_dir: Path = EXAMPLES_DIR, temperature: float | None = None):
+                 examples_dir: Path = EXAMPLES_DIR, temperature: float | None = None, **options: Any):
+        """``options``: the reader's other keywords (``max_output_tokens``, ``max_output_tokens_retry``,
+        ``split_on_max_tokens``, ``requests_per_minute``, ``limiter``, ``retry``)."""
         task = TASK if Path(examples_dir) == EXAMPLES_DIR else replace(TASK, examples_dir=Path(examples_dir))
         super().__init__(api_key, task, model=model, base_url=base_url, thinking_level=thinking_level,
                          media_resolution=media_resolution, cache_dir=cache_dir, max_workers=max_workers,
                          attempts=attempts, retry_initial_delay_s=retry_initial_delay_s, timeout_s=timeout_s,
-                         api_version=api_version, temperature=temperature)
+                         api_version=api_version, temperature=temperature, **options)
 
     def page_error(self, page: Any, reason: str, detail: str) -> PageError:
         return PageError(page.item_id, page.issue_date, page.page, page.sha256, self.model, reason, detail)

@@ -52,7 +52,7 @@ def loopback_tuning() -> ClientTuning:
         provider_rps=200.0, provider_burst=20.0, provider_timeout_s=2.0,
         provider_retry=RetryPolicy(max_attempts=8, backoff_base_s=0.02, backoff_max_s=0.2, max_retry_after_s=5),
         ia_timeout_s=10.0, ia_retry=ia_retry_policy(max_attempts=4, backoff_base_s=0.02, backoff_max_s=0.2),
-        gemini_options={"retry_initial_delay_s": 0.01, "timeout_s": 20.0},
+        gemini_options={"retry_initial_delay_s": 0.01, "timeout_s": 20.0, "requests_per_minute": None},
         gemini_batch_options={"poll_interval_s": 0.05, "max_inline_bytes": FIXTURE_MAX_INLINE_BYTES})
 
 

@@ -1,10 +1,13 @@
 """Stages ``cce-discover``, ``cce-parse`` and ``copyright-status`` (SPEC B2, issue 10).
 
 * discover: Catalog of Copyright Entries motion-picture volumes on the Internet Archive
-  (``extractors.ia.CCE_QUERY``); each volume's ``_djvu.txt`` split into leaves (raw store) and the
+  (``extractors.ia.CCE_QUERY``); each volume's page texts from its hOCR page index or ``_djvu.xml``
+  (``IAClient.page_texts``; a ``_djvu.txt`` only is reason ``no_page_index``) and the
   page images of every volume (``IAClient.page_images``: IA's ``_jp2.zip``, else the PDF rendered by
   pdf2image at :data:`extractors.cce.gemini_pages.PAGE_DPI`; PNG, content-addressed in the raw
   store, ``image_sha256`` per page). A volume without a text layer gives ``image_only`` pages. A
+  page with no or an unusable text layer is read by Tesseract from its image
+  (:mod:`flows.stages.hollywood.ocr`; ``text_engine`` / ``text_reason`` per page). A
   leaf whose running head says RENEWAL is a renewal page, every other leaf a registration page.
   The volume's context year is ``extractors.cce.parse.volume_year`` of its identifier, title and
   IA metadata ``date``.
@@ -15,7 +18,8 @@
   available (sample: the loopback fixture; live: a key), :class:`extractors.cce.gemini_pages.
   GeminiCCEExtractor` reads every page image (cached per image): on ``image_only`` pages its rows,
   normalised by :func:`~extractors.cce.gemini_pages.to_records` with the parser's own readers,
-  ARE the extraction (``extractor='gemini'``); on text pages the OCR parser stays the source of
+  ARE the extraction (``extractor='gemini'``) — without Gemini, the OCR parser on their Tesseract
+  text is (``extractor='tesseract'``; no Tesseract: an ``ocr_unavailable`` row); on text pages the OCR parser stays the source of
   record and :func:`~extractors.cce.gemini_pages.page_agreement` of the two readers is kept per
   page in ``pd_cce_crosscheck``. Every entry that cannot be read is kept in ``pd_unparsed`` with
   its reason code; a page Gemini could not read is a ``gemini:<reason>`` row (and leaves the stage
@@ -43,22 +47,29 @@ from typing import Any
 import duckdb
 
 from flows.kernel_context import RunContext
-from flows.stages.hollywood.common import (PDStage, file_digest, gemini_inputs, gemini_read, gemini_reader, ia_client,
+from flows.stages.hollywood.common import (PDStage, file_digest, gemini_inputs, gemini_read_chunked, gemini_reader,
+                                    ia_client,
                                     raw_store, refuse_item, replace_rows)
+from flows.stages.hollywood.ocr import ensure_text_columns, ocr_inputs, page_text
 
 #: ``extractor`` of the rows the OCR-text parser, Gemini and the CPRS export reader give
 OCR_EXTRACTOR, GEMINI_EXTRACTOR, EXPORT_EXTRACTOR = "ocr-rules", "gemini", "export"
+#: ``extractor`` of the rows the OCR-text parser read from Tesseract's text of an image-only page
+TESSERACT_EXTRACTOR = "tesseract"
 #: reason code of a page whose reading raised (an unforeseen bug: recorded, never a stage failure)
 INTERNAL_ERROR = "internal_error"
 
 
 class CCEDiscoverStage(PDStage):
     name = "cce-discover"
-    version = "3"  # 2: library century inference / entry splitting / 1P->LP reading; 3: page images of every page
+    version = "4"  # 2: library century inference / entry splitting / 1P->LP reading; 3: page images of every page; 4: Tesseract
     reads = ()
     writes = ("pd_cce_items", "pd_cce_pages")
     retries = 1
     asks_archive = True
+
+    def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
+        return {**super().external_inputs(ctx), **ocr_inputs(ctx)}
 
     def items_in_out(self, stats: dict[str, Any]) -> tuple[int | None, int | None, dict[str, int]]:
         return stats.get("volumes"), stats.get("pages"), dict(stats.get("volume_failures") or {})
@@ -66,6 +77,7 @@ class CCEDiscoverStage(PDStage):
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from extractors.cce.gemini_pages import PAGE_DPI
         from extractors.cce.parse import volume_year
+        from extractors.ocr_tesseract import PSM_CATALOG
         from extractors.ia import CCE_QUERY
         from extractors.providers.errors import ProviderError
 
@@ -79,11 +91,14 @@ class CCEDiscoverStage(PDStage):
                 meta = client.metadata(ident)
                 row.update(title=meta.get("title"), context_year=volume_year(
                     ident, meta.get("title"), str(meta.get("date") or meta.get("year") or "")))
-                names = [f["name"] for f in client.list_files(ident)]
-                djvu = next((n for n in names if n.endswith("_djvu.txt")), None)
-                texts = client.djvu_pages(ident) if djvu is not None else None
-                if texts is not None:
-                    row.update(djvu_sha256=client.cached(ident, djvu), text_source="djvu", n_pages=len(texts))
+                texts = None
+                try:  # page text from a page-indexed derivative (hOCR page index / _djvu.xml)
+                    pt = client.page_texts(ident)
+                    texts = pt.texts
+                    row.update(djvu_sha256=pt.sha256, text_source=pt.source, n_pages=len(texts))
+                except ProviderError as exc:
+                    if exc.reason_code != "no_text_layer":
+                        raise
             except ProviderError as exc:
                 refuse_item(row, exc, reasons, items)
                 continue
@@ -94,21 +109,33 @@ class CCEDiscoverStage(PDStage):
                 refuse_item(row, exc, reasons)
             if texts is not None:
                 for leaf, text in enumerate(texts):
-                    sha, _ = store.put(text.encode("utf-8"))
-                    kind = "renewals" if "RENEWAL" in text[:300].upper() else "registrations"
+                    # a missing or unusable leaf text is Tesseract's reading of the page image
+                    got = page_text(ctx, store, text, images.get(leaf), psm=PSM_CATALOG)
+                    sha = store.put(got.text.encode("utf-8"))[0] if got.text is not None else None
+                    if sha is None:
+                        kind = "image_only"
+                    else:
+                        kind = "renewals" if "RENEWAL" in got.text[:300].upper() else "registrations"
                     pages.append({"item_id": ident, "page": leaf, "kind": kind, "ocr_sha256": sha,
-                                  "image_sha256": images.get(leaf)})
+                                  "image_sha256": images.get(leaf), "text_engine": got.engine,
+                                  "text_reason": got.reason})
             elif images:
                 row.update(text_source="pdf_images", n_pages=len(images), reason=row["reason"] or "no_text_layer")
                 reasons["no_text_layer"] += 1
                 for leaf, sha in sorted(images.items()):
-                    pages.append({"item_id": ident, "page": leaf, "kind": "image_only", "ocr_sha256": None,
-                                  "image_sha256": sha})
+                    # no text layer: Tesseract's text (read by the parser when Gemini is unavailable)
+                    got = page_text(ctx, store, None, sha, psm=PSM_CATALOG)
+                    pages.append({"item_id": ident, "page": leaf, "kind": "image_only",
+                                  "ocr_sha256": store.put(got.text.encode("utf-8"))[0] if got.text is not None else None,
+                                  "image_sha256": sha, "text_engine": got.engine, "text_reason": got.reason})
             items.append(row)
         replace_rows(con, "pd_cce_items", items)
+        ensure_text_columns(con, "pd_cce_pages")
         replace_rows(con, "pd_cce_pages", pages)
         return {"volumes": len(items), "pages": len(pages), "kinds": dict(Counter(p["kind"] for p in pages)),
                 "page_images": sum(p["image_sha256"] is not None for p in pages),
+                "text_engines": dict(Counter(str(p["text_engine"]) for p in pages)),
+                "text_reasons": dict(Counter(p["text_reason"] for p in pages if p["text_reason"])),
                 "volume_failures": dict(reasons)}
 
 
@@ -140,7 +167,10 @@ def renewal_row(source: str, item: str | None, page: int | None, x: Any, extract
             "orig_reg_id": orig or x.orig_reg_raw, "orig_date": x.orig_date,
             "renewal_id": x.renewal_id or x.renewal_raw, "renewal_date": x.renewal_date,
             "claimant": x.claimant, "basis": x.basis, "layout": x.layout, "orig_reg_raw": x.orig_reg_raw,
-            "renewal_raw": x.renewal_raw, "confident": orig is not None and x.renewal_id is not None,
+            # a renewal dated implausibly far from its registration (flag:...) is kept, never trusted
+            "renewal_raw": x.renewal_raw,
+            "confident": orig is not None and x.renewal_id is not None and not any(
+                r.startswith("flag:") for r in x.reasons),
             "reasons": ";".join(x.reasons), "extractor": extractor}
 
 
@@ -171,7 +201,7 @@ def crosscheck_row(item: str, page: int, kind: str, model: str, ocr: list[Any], 
 
 class CCEParseStage(PDStage):
     name = "cce-parse"
-    version = "3"  # 2: library century inference / entry splitting / 1P->LP reading; 3: Gemini pages, extractor
+    version = "4"  # 2: library century inference / entry splitting / 1P->LP reading; 3: Gemini pages, extractor; 4: Tesseract
     reads = ("pd_cce_items", "pd_cce_pages")
     writes = ("pd_registrations", "pd_renewals", "pd_unparsed", "pd_cce_crosscheck")
 
@@ -200,9 +230,12 @@ class CCEParseStage(PDStage):
         unparsed: list[dict[str, Any]] = []
         cross: list[dict[str, Any]] = []
         stats: dict[str, Any] = {}
-        pages = [dict(zip(("item_id", "page", "kind", "ocr_sha256", "image_sha256", "year", "vol_title"), r))
+        ensure_text_columns(con, "pd_cce_pages")
+        pages = [dict(zip(("item_id", "page", "kind", "ocr_sha256", "image_sha256", "year", "vol_title",
+                           "text_engine", "text_reason"), r))
                  for r in con.execute(
-                     """SELECT p.item_id, p.page, p.kind, p.ocr_sha256, p.image_sha256, i.context_year, i.title
+                     """SELECT p.item_id, p.page, p.kind, p.ocr_sha256, p.image_sha256, i.context_year, i.title,
+                               p.text_engine, p.text_reason
                         FROM pd_cce_pages p JOIN pd_cce_items i USING (item_id) ORDER BY p.item_id, p.page""").fetchall()]
         for p in pages:
             p["source"] = f"cce:{p['item_id']}"
@@ -213,12 +246,13 @@ class CCEParseStage(PDStage):
         answers: dict[tuple[str, int], list[dict[str, Any]]] = {}
         failed: dict[tuple[str, int], Any] = {}
         if gem is not None:
-            refs = [PageRef(p["item_id"], p["page"], store.get(p["image_sha256"])) for p in pages if p["image_sha256"]]
-            res = gemini_read(ctx, gem, refs)
+            with_image = [p for p in pages if p["image_sha256"]]
+            res = gemini_read_chunked(ctx, gem, with_image,  # images read chunk by chunk, not all at once
+                                      lambda p: PageRef(p["item_id"], p["page"], store.get(p["image_sha256"])))
             for r in res.rows:
                 answers.setdefault((r["item_id"], r["page"]), []).append(r)
             failed = {(e.item_id, e.page): e for e in res.errors}
-            stats.update(gemini_model=gem.model, gemini_pages=len(refs), gemini_rows=len(res.rows),
+            stats.update(gemini_model=gem.model, gemini_pages=len(with_image), gemini_rows=len(res.rows),
                          gemini_calls=res.calls, gemini_cache_hits=res.cache_hits,
                          gemini_errors=dict(Counter(e.reason for e in res.errors)))
             if res.errors:  # failed pages are asked again by the next build: no reusable marker
@@ -247,15 +281,36 @@ class CCEParseStage(PDStage):
                 opts["coverage"] = p["coverage"]
             return to_records(answers.get((p["item_id"], p["page"]), []), **opts)
 
+        def parse_text(p: dict[str, Any], text: str, kind: str, extractor: str) -> Any:
+            """The OCR-text parser on one page's text (IA text layer or Tesseract's)."""
+            source, item, page = p["source"], p["item_id"], p["page"]
+            if kind == "renewals":
+                ocr = parse_renewal_text(text, volume_year=p["year"])
+                rens.extend([renewal_row(source, item, page, x, extractor) for x in ocr.records])
+                unparsed.extend([unparsed_row(source, item, page, "renewal", u, extractor) for u in ocr.unparsed])
+            else:
+                ocr = parse_registration_text(text, volume_year=p["year"], coverage=p["coverage"])
+                unparsed.extend([unparsed_row(source, item, page, "registration", u, extractor)
+                                 for u in ocr.unparsed])
+                regs.extend([registration_row(source, item, page, x, extractor) for x in ocr.records])
+            return ocr
+
         def read_page(p: dict[str, Any]) -> None:
             """The rows of one page (registrations, renewals, unparsed entries, cross-check)."""
             source, item, page = p["source"], p["item_id"], p["page"]
             if p["kind"] == "image_only":
+                if gem is None and p["ocr_sha256"]:  # no Gemini: the parser reads Tesseract's text
+                    text = store.get(p["ocr_sha256"]).decode("utf-8")
+                    parse_text(p, text, "renewals" if "RENEWAL" in text[:300].upper() else "registrations",
+                               TESSERACT_EXTRACTOR)
+                    return
                 if gem is None:
+                    why = p["text_reason"] if p["text_reason"] not in (None, "no_text_layer") else "image_only_page"
                     unparsed.append({"source": source, "item_id": item, "page": page, "kind": "page",
-                                     "reason": "image_only_page", "raw": None,
-                                     "detail": "no text layer and Gemini unavailable: page image stored, not read",
-                                     "extractor": None})
+                                     "reason": why, "raw": None,
+                                     "detail": "no text layer, Gemini unavailable and no Tesseract text "
+                                               f"({p['text_reason'] or 'not OCRed'}): page image stored, not read",
+                                     "extractor": TESSERACT_EXTRACTOR if why != "image_only_page" else None})
                     return
                 if gemini_failure(p):
                     return
@@ -269,15 +324,8 @@ class CCEParseStage(PDStage):
                     unparsed.append(unparsed_row(source, item, page, _gemini_kind(u.raw), u, GEMINI_EXTRACTOR))
                 return
             text = store.get(p["ocr_sha256"]).decode("utf-8")
-            if p["kind"] == "renewals":
-                ocr = parse_renewal_text(text, volume_year=p["year"])
-                rens.extend([renewal_row(source, item, page, x, OCR_EXTRACTOR) for x in ocr.records])
-                unparsed.extend([unparsed_row(source, item, page, "renewal", u, OCR_EXTRACTOR) for u in ocr.unparsed])
-            else:
-                ocr = parse_registration_text(text, volume_year=p["year"], coverage=p["coverage"])
-                unparsed.extend([unparsed_row(source, item, page, "registration", u, OCR_EXTRACTOR)
-                                 for u in ocr.unparsed])
-                regs.extend([registration_row(source, item, page, x, OCR_EXTRACTOR) for x in ocr.records])
+            # a page whose text layer was unusable is read from Tesseract's text (cce-discover)
+            ocr = parse_text(p, text, p["kind"], TESSERACT_EXTRACTOR if p["text_engine"] == "tesseract" else OCR_EXTRACTOR)
             if gem is not None and not gemini_failure(p):
                 cross.append(crosscheck_row(item, page, p["kind"], gem.model, ocr.records, gemini_records(p).records))
 
@@ -290,7 +338,8 @@ class CCEParseStage(PDStage):
                 unparsed.append({"source": p["source"], "item_id": p["item_id"], "page": p["page"], "kind": "page",
                                  "reason": INTERNAL_ERROR, "raw": None,
                                  "detail": f"{type(exc).__name__}: {str(exc) or repr(exc)}"[:300],
-                                 "extractor": GEMINI_EXTRACTOR if p["kind"] == "image_only" else OCR_EXTRACTOR})
+                                 "extractor": (OCR_EXTRACTOR if p["kind"] != "image_only" else
+                                               GEMINI_EXTRACTOR if gem is not None else TESSERACT_EXTRACTOR)})
         export = cprs_path(ctx)
         if export is not None and export.is_file():
             res = read_renewal_export(export, film_only=True)
@@ -302,6 +351,7 @@ class CCEParseStage(PDStage):
         replace_rows(con, "pd_cce_crosscheck", cross)
         stats.update(registrations=len(regs), renewals=len(rens),
                      extractors=dict(Counter(r["extractor"] for r in regs + rens)),
+                     text_engines=dict(Counter(str(p["text_engine"]) for p in pages)),
                      unparsed=dict(Counter(u["reason"] for u in unparsed)),
                      crosscheck={"pages": len(cross), "agree": sum(c["agree"] for c in cross),
                                  "disagree": sum(not c["agree"] for c in cross)},

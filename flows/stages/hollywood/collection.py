@@ -10,6 +10,12 @@ Two lookups in Python, the set logic in sql/pd_collection.sql:
   different dates make the link ``ambiguous_registration`` (never guessed);
 * find the film on the Internet Archive (:func:`ia_query`): an IA search ``mediatype:movies`` on
   the title's words, the best item whose title and year agree, and its ``sound`` metadata.
+
+The SQL judges each ranked film as of ``hollywood.as_of`` (the run date unless frozen): a film
+released before the 95-year line is public domain by its release date even with no registration
+linked (rule ``R1_release_date``, the year and its source in the evidence); an IA item without
+sound metadata, a failed search, an ambiguous registration or an uncertain status make the
+film's verdict ``needs_review`` (with ``review_reasons``), never a silent drop.
 """
 
 from __future__ import annotations
@@ -92,9 +98,54 @@ def pick_ia_item(title: str, film_year: int | None, docs: list[dict[str, Any]], 
     return {"ia_item": d["identifier"], "ia_title": d.get("title"), "ia_year": y, "sound": sound, "reason": "found"}
 
 
+def bind_collection_inputs(con: duckdb.DuckDBPyConnection, as_of: date) -> None:
+    """Bind the state DB's tables and the status date as the inputs of sql/pd_collection.sql,
+    then create its views (cc_candidates, cc_collection, cc_audit)."""
+    for name, table in (("top100", "pd_top100"), ("links", "pd_film_links"), ("status", "pd_status"),
+                        ("matches", "pd_matches"), ("ia", "pd_film_ia"), ("source_works", "pd_source_works")):
+        con.execute(f"CREATE OR REPLACE TEMP VIEW cc_{name} AS SELECT * FROM {table}")
+    bind_as_of(con, as_of)
+    con.execute(sql_text("pd_collection.sql"))
+
+
+def write_collection(con: duckdb.DuckDBPyConnection, as_of: date) -> dict[str, Any]:
+    """Judge every ranked film as of ``as_of`` (sql/pd_collection.sql over the state tables
+    pd_top100, pd_film_links, pd_status, pd_matches, pd_film_ia, pd_source_works), write
+    pd_collection_candidates / pd_collection / pd_collection_audit; return the counts."""
+    bind_collection_inputs(con, as_of)
+    for view, table in (("cc_candidates", "pd_collection_candidates"), ("cc_collection", "pd_collection"),
+                        ("cc_audit", "pd_collection_audit")):
+        con.execute(f"DELETE FROM {table}")
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {view} ORDER BY ALL")
+    n = con.execute("SELECT count(*) FROM pd_collection").fetchone()[0]
+    excl: Counter[str] = Counter()
+    review: Counter[str] = Counter()
+    for reasons, why_review in con.execute(
+            "SELECT exclusion_reasons, review_reasons FROM pd_collection_candidates WHERE NOT included").fetchall():
+        for r in (reasons or "").split(","):
+            if r:
+                excl[r.split(":")[0]] += 1
+        for r in (why_review or "").split(","):
+            if r:
+                review[r] += 1
+    verdicts = dict(con.execute(
+        "SELECT verdict, count(*) FROM pd_collection_candidates GROUP BY ALL ORDER BY ALL").fetchall())
+    by_release = con.execute(
+        "SELECT count(*) FROM pd_collection_candidates WHERE rule = 'R1_release_date'").fetchone()[0]
+    return {"collection": n, "excluded_by": dict(excl), "as_of": as_of.isoformat(), "verdicts": verdicts,
+            "needs_review": verdicts.get("needs_review", 0), "review_by": dict(review),
+            "public_domain_by_release_date": by_release}
+
+
+def bind_as_of(con: duckdb.DuckDBPyConnection, as_of: date) -> None:
+    """The ``cc_params`` input of sql/pd_collection.sql: the status date (release-date rule R1)."""
+    con.execute(f"CREATE OR REPLACE TEMP VIEW cc_params AS SELECT DATE '{as_of.isoformat()}' AS as_of")
+
+
 class CollectionStage(PDStage):
     name = "collection"
-    version = "1"
+    version = "2"  # 2: public domain by release date (R1_release_date), verdict needs_review
+    uses_as_of = True
     reads = ("pd_top100", "pd_status", "pd_matches", "pd_catalog_films", "pd_source_works")
     writes = ("pd_film_links", "pd_film_ia", "pd_collection_candidates", "pd_collection", "pd_collection_audit")
     retries = 1
@@ -143,21 +194,7 @@ class CollectionStage(PDStage):
             found.append({"year": year, "key": key, "query": q, **pick_ia_item(title, ref_year, docs, min_sim)})
         replace_rows(con, "pd_film_links", links)
         replace_rows(con, "pd_film_ia", found)
-        for name, table in (("top100", "pd_top100"), ("links", "pd_film_links"), ("status", "pd_status"),
-                            ("matches", "pd_matches"), ("ia", "pd_film_ia"), ("source_works", "pd_source_works")):
-            con.execute(f"CREATE OR REPLACE TEMP VIEW cc_{name} AS SELECT * FROM {table}")
-        con.execute(sql_text("pd_collection.sql"))
-        for view, table in (("cc_candidates", "pd_collection_candidates"), ("cc_collection", "pd_collection"),
-                            ("cc_audit", "pd_collection_audit")):
-            con.execute(f"DELETE FROM {table}")
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {view} ORDER BY ALL")
-        n = con.execute("SELECT count(*) FROM pd_collection").fetchone()[0]
-        excl = Counter()
-        for (reasons,) in con.execute("SELECT exclusion_reasons FROM pd_collection_candidates WHERE NOT included").fetchall():
-            for r in (reasons or "").split(","):
-                if r:
-                    excl[r.split(":")[0]] += 1
-        stats: dict[str, Any] = {"ranked": len(ranked), "collection": n, "excluded_by": dict(excl),
+        stats: dict[str, Any] = {"ranked": len(ranked), **write_collection(con, ctx.settings.hollywood.as_of),
                                  "links": dict(Counter(link["reason"] for link in links)),
                                  "ia": dict(Counter(f["reason"] for f in found)), "ia_searches": len(searched)}
         if failures:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -120,10 +120,11 @@ def gemini_reader(ctx: RunContext, reader_cls: Any, **options: Any) -> Any:
     ep = ctx.env.gemini_endpoint()
     if ep is None:
         return None
-    hs = ctx.settings.hollywood
-    return reader_cls(ep.api_key, model=hs.gemini_model, base_url=ep.base_url, thinking_level=hs.gemini_thinking_level,
-                      media_resolution=hs.gemini_media_resolution,
-                      cache_dir=ctx.settings.home / "cache" / "gemini-pages", **{**ep.options, **options})
+    from extractors.gemini_pages import reader_options
+
+    # the named hollywood.gemini_* settings, then the environment's client manners
+    return reader_cls(ep.api_key, base_url=ep.base_url, cache_dir=ctx.settings.home / "cache" / "gemini-pages",
+                      **{**reader_options(ctx.settings.hollywood), **ep.options, **options})
 
 
 def gemini_read(ctx: RunContext, reader: Any, pages: Sequence[Any]) -> Any:
@@ -134,6 +135,30 @@ def gemini_read(ctx: RunContext, reader: Any, pages: Sequence[Any]) -> Any:
         ep = ctx.env.gemini_endpoint()
         return reader.extract_pages_batch(pages, **(ep.batch_options if ep else {}))
     return reader.extract_pages(pages)
+
+
+#: kept pages whose images are held in memory at once while Gemini reads them: the stage loads
+#: and sends them chunk by chunk, so memory does not grow with the number of items
+GEMINI_CHUNK_PAGES = 64
+
+
+def gemini_read_chunked(ctx: RunContext, reader: Any, pages: Sequence[Any], make_ref: Callable[[Any], Any],
+                        chunk: int = GEMINI_CHUNK_PAGES) -> Any:
+    """:func:`gemini_read` over ``pages`` in chunks of ``chunk``; ``make_ref(page)`` loads one
+    page's image (from the raw store) only when its chunk is sent. Returns one merged
+    ``ExtractionResult`` (rows and errors in page order of the chunks)."""
+    from extractors.gemini_pages import ExtractionResult
+
+    merged = ExtractionResult(rows=[], errors=[])
+    for start in range(0, len(pages), max(1, chunk)):
+        refs = [make_ref(p) for p in pages[start:start + chunk]]
+        res = gemini_read(ctx, reader, refs)
+        del refs
+        merged.rows.extend(res.rows)
+        merged.errors.extend(res.errors)
+        merged.calls += res.calls
+        merged.cache_hits += res.cache_hits
+    return merged
 
 
 # --------------------------------------------------------------------------------------------

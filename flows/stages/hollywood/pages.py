@@ -44,3 +44,31 @@ def extract_failed(job: tuple, error_type: str, message: str, step: str) -> tupl
     page = job[0]
     return (page["item_id"], page["page"]), [], [{**page, "extractor": "ocr-rules", "model": None,
                                                   "reason": INTERNAL_ERROR, "detail": f"{error_type}: {message}"[:300]}]
+
+
+def image_work(job: tuple) -> tuple[tuple, str | None, str | None, str | None]:
+    """Fetch one kept page's image (in a worker): ``(item_id, page, leaf, ia base URL, raw-store
+    location, local root, jp2 zip name, max base64 bytes, retry policy)`` → (page key, image sha256,
+    reason, detail). One ``_jp2.zip`` member is downloaded (never the zip), fitted to the model's
+    inline limit and put into the raw store; an image already fetched costs no request."""
+    from pathlib import Path
+
+    from cinesub.rawstore import RawStore
+    from extractors.ia import IAClient
+    from extractors.providers.errors import ProviderError
+
+    item_id, page, leaf, base_url, store_loc, local_root, zip_name, max_b64, retry = job
+    if not zip_name:
+        return (item_id, page), None, "no_page_images", "the item has no _jp2.zip"
+    store = RawStore(store_loc, local_root=Path(local_root) if local_root else None)
+    client = IAClient.for_endpoint(base_url, store, **({"retry": retry} if retry is not None else {}))
+    try:
+        sha, _mime = client.page_image(item_id, zip_name, leaf, max_b64_bytes=max_b64)
+    except ProviderError as exc:
+        return (item_id, page), None, exc.reason_code, str(exc)[:300]
+    return (item_id, page), sha, None, None
+
+
+def image_failed(job: tuple, error_type: str, message: str, step: str) -> tuple[tuple, None, str, str]:
+    """The ``internal_error`` result of a page whose image fetch raised."""
+    return (job[0], job[1]), None, INTERNAL_ERROR, f"{error_type}: {message}"[:300]

@@ -38,5 +38,6 @@ class PublishStage(PDStage):
 
         return publish(con, pd_releases_dir(ctx.settings), config_hash=hollywood_config_hash(ctx.settings),
                        inputs=ctx.release_inputs, as_of=ctx.settings.hollywood.as_of.isoformat(),
+                       as_of_frozen="as_of" in ctx.settings.hollywood.model_fields_set,
                        primary_extractor=ctx.primary_extractor,
                        stage_stats=stage_stats_rows(con, ctx.run_id, ctx.flow))

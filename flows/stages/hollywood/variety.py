@@ -1,9 +1,13 @@
 """Stages ``variety-discover``, ``variety-filter`` and ``variety-extract`` (SPEC B1).
 
 * discover: Variety items on the Internet Archive by date range (``extractors.ia.variety_query``),
-  their metadata, ``_djvu.txt`` OCR split into leaves and the page images (``_jp2.zip`` or the PDF
-  through pdf2image), everything into the shared content-addressed raw store; ``pd_pages`` keeps
-  one row per leaf with its issue date and the raw-store digests of its text and image. The issue
+  their metadata and page texts from a page-indexed derivative (``IAClient.page_texts``: hOCR
+  search text + page index, else ``_djvu.xml``; a ``_djvu.txt`` only is reason ``no_page_index``),
+  each text page aligned with its image leaf by the scan data (a mismatch is the item's
+  ``alignment_reason``); no image is fetched here. Incremental: an item whose fingerprint
+  (identifier + ``item_last_updated``) is unchanged keeps its previous rows and costs one metadata
+  request; the stats say how many items were new, changed, unchanged, removed. ``pd_pages`` keeps
+  one row per text page with its leaf, issue date and the raw-store digest of its text. The issue
   date of a leaf is read from its running head ("Wednesday, March 7, 1934"), else carried from
   the previous leaf, else the item's first date (``issue_date_source`` says which).
 * filter: :func:`extractors.variety.page_filter.classify_page` on every leaf; every decision
@@ -28,9 +32,11 @@ import duckdb
 
 from flows.items import LocalItemRunner
 from flows.kernel_context import RunContext
-from flows.stages.hollywood.common import PDStage, file_digest, gemini_inputs, gemini_read, gemini_reader, ia_client
+from flows.stages.hollywood.common import (PDStage, file_digest, gemini_inputs, gemini_read_chunked, gemini_reader,
+                                           ia_client)
 from flows.stages.hollywood.common import raw_store, refuse_item, replace_rows
 from flows.stages.hollywood.pages import extract_failed, extract_work, filter_failed, filter_work
+from flows.stages.hollywood.ocr import ensure_text_columns, member_page_text, ocr_inputs
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -75,11 +81,14 @@ def _items(ctx: RunContext) -> Any:
 
 class VarietyDiscoverStage(PDStage):
     name = "variety-discover"
-    version = "1"
+    version = "2"  # 2: Tesseract for pages with no or unusable text layer
     reads = ()
     writes = ("pd_variety_items", "pd_pages")
     retries = 1
     asks_archive = True
+
+    def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
+        return {**super().external_inputs(ctx), **ocr_inputs(ctx)}
 
     def items_in_out(self, stats: dict[str, Any]) -> tuple[int | None, int | None, dict[str, int]]:
         failed = sum((stats.get("item_failures") or {}).values())
@@ -95,36 +104,50 @@ class VarietyDiscoverStage(PDStage):
         ids = client.search_items(variety_query(hs.variety_start, hs.variety_end))
         if hs.max_items:
             ids = ids[: hs.max_items]
+        # the previous build's items and pages: an item whose fingerprint (identifier +
+        # item_last_updated) is unchanged is taken over as it was, with no file fetched
+        prev_items = {r["item_id"]: r for r in _rows(con, "SELECT * FROM pd_variety_items")}
+        prev_pages: dict[str, list[dict[str, Any]]] = {}
+        for r in _rows(con, "SELECT * FROM pd_pages ORDER BY item_id, page"):
+            prev_pages.setdefault(r["item_id"], []).append(r)
         items: list[dict[str, Any]] = []
         pages: list[dict[str, Any]] = []
         reasons: Counter[str] = Counter()
+        change: Counter[str] = Counter()
         for ident in ids:
             row: dict[str, Any] = {"item_id": ident, "reason": None}
             try:
                 meta = client.metadata(ident)
+                row["fingerprint"] = client.item_fingerprint(ident)
+                old = prev_items.get(ident)
+                if old is not None and old.get("fingerprint") == row["fingerprint"] and old.get("reason") is None:
+                    change["unchanged"] += 1
+                    items.append(old)
+                    pages.extend(prev_pages.get(ident, []))
+                    continue
+                change["changed" if old is not None else "new"] += 1
                 row.update(title=meta.get("title"), date_start=meta.get("date-start") or meta.get("date"),
                            date_end=meta.get("date-end") or meta.get("date"))
-                texts = client.djvu_pages(ident)
-                names = [f["name"] for f in client.list_files(ident)]
-                djvu = next((n for n in names if n == f"{ident}_djvu.txt"), None) or \
-                    next((n for n in names if n.endswith("_djvu.txt")), None)
-                row["djvu_sha256"] = client.cached(ident, djvu) if djvu else None
+                pt = client.page_texts(ident)
             except ProviderError as exc:
                 refuse_item(row, exc, reasons, items)
                 continue
-            images: dict[int, str] = {}
-            try:
-                imgs = client.page_images(ident)
-                images = {p.page: p.sha256 for p in imgs}
-                row["images_source"] = imgs[0].source.split(":")[0] if imgs else None
-            except ProviderError as exc:  # text pages stay usable by the OCR-rules extractor
-                refuse_item(row, exc, reasons)
-            row["n_pages"] = len(texts)
+            texts, leaves = pt.texts, pt.alignment.leaves
+            row.update(djvu_sha256=pt.sha256, text_source=pt.source, alignment=pt.alignment.source,
+                       alignment_reason=pt.alignment.reason, jp2_zip=pt.names.get("jp2_zip"),
+                       images_source="jp2.zip" if pt.names.get("jp2_zip") else None, n_pages=len(texts))
+            if pt.alignment.reason:  # recorded per item; the pages stay usable
+                reasons[pt.alignment.reason] += 1
+            if not row["jp2_zip"]:
+                reasons["no_page_images"] += 1
             items.append(row)
             lo, hi = _iso(row.get("date_start")), _iso(row.get("date_end"))
             prev: dt.date | None = None
-            for leaf, text in enumerate(texts):
-                sha, _ = store.put(text.encode("utf-8"))
+            for page, text in enumerate(texts):
+                # a missing or unusable page text is Tesseract's reading of the page's jp2 member (issue 17)
+                got = member_page_text(ctx, client, store, ident, row["jp2_zip"], leaves[page], text)
+                text = got.text or ""
+                sha = store.put(text.encode("utf-8"))[0] if got.text is not None else None
                 found = head_issue_date(text, lo, hi)
                 if found is not None:
                     date, source = found, "running_head"
@@ -133,12 +156,25 @@ class VarietyDiscoverStage(PDStage):
                 else:
                     date, source = lo, "item_date"
                 prev = date
-                pages.append({"item_id": ident, "page": leaf, "issue_date": date, "issue_date_source": source,
-                              "ocr_sha256": sha, "image_sha256": images.get(leaf)})
+                pages.append({"item_id": ident, "page": page, "leaf": leaves[page], "issue_date": date,
+                              "issue_date_source": source, "ocr_sha256": sha, "image_sha256": None,
+                              "text_engine": got.engine, "text_reason": got.reason})
+        change["removed"] = len(set(prev_items) - set(ids))
         replace_rows(con, "pd_variety_items", items)
+        ensure_text_columns(con, "pd_pages")
         replace_rows(con, "pd_pages", pages)
         return {"items": len(items), "pages": len(pages), "item_failures": dict(reasons),
+                "text_engines": dict(Counter(str(p.get("text_engine")) for p in pages)),
+                "text_reasons": dict(Counter(p["text_reason"] for p in pages if p.get("text_reason"))),
+                "items_new": change["new"], "items_changed": change["changed"],
+                "items_unchanged": change["unchanged"], "items_removed": change["removed"],
                 "ia_requests": client.requests, "ia_failed_attempts": len(client.events)}
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    cur = con.execute(sql)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
 
 
 class VarietyFilterStage(PDStage):
@@ -194,11 +230,61 @@ def crosscheck_rows(pages: list[dict[str, Any]], tuples: list[dict[str, Any]], p
     return out
 
 
+def fetch_kept_images(ctx: RunContext, kept: list[dict[str, Any]]) -> dict[tuple, tuple[str, str | None]]:
+    """Fetch the image of every kept page, one ``_jp2.zip`` member per job on the run's item
+    runner (a worker downloads, fits and stores it; nothing is held here): sets
+    ``image_sha256`` on each page of ``kept`` and returns ``{(item, page): (reason, detail)}`` of
+    the pages whose image could not be fetched."""
+    from flows.stages.hollywood.pages import image_failed, image_work
+
+    client = ia_client(ctx)
+    st = ctx.settings
+    base = f"{client.session.protocol}//{client.session.host}"
+    jobs = [(p["item_id"], p["page"], p["leaf"], base, str(st.raw_store_url or st.raw_dir), str(st.raw_dir),
+             p["jp2_zip"], st.hollywood.page_image_max_b64_bytes, client.retry) for p in kept if not p["image_sha256"]]
+    by_key = {(p["item_id"], p["page"]): p for p in kept}
+    failed: dict[tuple, tuple[str, str | None]] = {}
+    for key, sha, reason, detail in _items(ctx).map(image_work, jobs, image_failed):
+        if sha:
+            by_key[key]["image_sha256"] = sha
+        else:
+            failed[key] = (reason or "no_page_image", detail)
+    return failed
+
+
+def page_state_rows(con: duckdb.DuckDBPyConnection, kept: list[dict[str, Any]], tuples: list[dict[str, Any]],
+                    errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``pd_page_state``: every page — ``dropped`` (the filter's reason), ``failed`` (the first
+    extract error's ``extractor:reason``), ``extracted`` (tuples read) or ``kept`` (nothing read)."""
+    first_error: dict[tuple, str] = {}
+    for e in errors:
+        first_error.setdefault((e["item_id"], e["page"]), f"{e['extractor']}:{e['reason']}")
+    with_tuples = {(t["item_id"], t["page"]) for t in tuples}
+    kmap = {(p["item_id"], p["page"]): p for p in kept}
+    out = []
+    for item_id, page, leaf, keep, reason, fp in con.execute(
+            """SELECT f.item_id, f.page, coalesce(p.leaf, f.page), f.keep, f.reason, i.fingerprint
+               FROM pd_page_filter f LEFT JOIN pd_pages p USING (item_id, page)
+               LEFT JOIN pd_variety_items i USING (item_id) ORDER BY f.item_id, f.page""").fetchall():
+        k = (item_id, page)
+        if not keep:
+            state, why = "dropped", reason
+        elif k in first_error:
+            state, why = "failed", first_error[k]
+        elif k in with_tuples:
+            state, why = "extracted", None
+        else:
+            state, why = "kept", None
+        out.append({"item_id": item_id, "page": page, "leaf": leaf, "state": state, "reason": why,
+                    "image_sha256": (kmap.get(k) or {}).get("image_sha256"), "fingerprint": fp})
+    return out
+
+
 class VarietyExtractStage(PDStage):
     name = "variety-extract"
-    version = "1"
-    reads = ("pd_pages", "pd_page_filter")
-    writes = ("pd_tuples", "pd_extract_errors", "pd_crosscheck")
+    version = "2"  # 2: kept images fetched per page (one jp2 member) in item-runner jobs; pd_page_state
+    reads = ("pd_variety_items", "pd_pages", "pd_page_filter")
+    writes = ("pd_tuples", "pd_extract_errors", "pd_crosscheck", "pd_page_state")
 
     def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
         return {**gemini_inputs(ctx), "primary": ctx.primary_extractor,
@@ -216,9 +302,12 @@ class VarietyExtractStage(PDStage):
         hs = ctx.settings.hollywood
         store = raw_store(ctx)
         primary = ctx.primary_extractor
-        kept = [dict(zip(("item_id", "page", "issue_date", "ocr_sha256", "image_sha256"), r)) for r in con.execute(
-            """SELECT p.item_id, p.page, p.issue_date, p.ocr_sha256, p.image_sha256
+        cols = ("item_id", "page", "issue_date", "ocr_sha256", "image_sha256", "leaf", "jp2_zip", "fingerprint")
+        kept = [dict(zip(cols, r)) for r in con.execute(
+            """SELECT p.item_id, p.page, p.issue_date, p.ocr_sha256, p.image_sha256, coalesce(p.leaf, p.page),
+                      i.jp2_zip, i.fingerprint
                FROM pd_pages p JOIN pd_page_filter f USING (item_id, page)
+               LEFT JOIN pd_variety_items i USING (item_id)
                WHERE f.keep ORDER BY p.item_id, p.page""").fetchall()]
         tuples: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
@@ -233,17 +322,25 @@ class VarietyExtractStage(PDStage):
         stats: dict[str, Any] = {"kept_pages": len(kept), "ocr_rules_tuples": len(tuples)}
         gem = self._gemini(ctx)
         if gem is not None:
-            refs, pmap = [], {}
+            fetch = fetch_kept_images(ctx, kept)
+            stats["images_fetched"] = sum(1 for p in kept if p["image_sha256"])
+            with_image, pmap = [], {}
             for p in kept:
                 if not p["image_sha256"]:
+                    reason, detail = fetch.get((p["item_id"], p["page"]), ("no_page_image", None))
                     errors.append({"item_id": p["item_id"], "page": p["page"], "issue_date": p["issue_date"],
-                                   "extractor": "gemini", "model": gem.model, "reason": "no_page_image",
-                                   "detail": "the item has no page image for this leaf"})
+                                   "extractor": "gemini", "model": gem.model,
+                                   "reason": "no_page_image" if reason == "no_page_images" else f"image:{reason}",
+                                   "detail": detail or "the item has no page image for this leaf"})
                     continue
-                iso = p["issue_date"].isoformat() if p["issue_date"] else ""
-                refs.append(PageRef(p["item_id"], iso, p["page"], store.get(p["image_sha256"])))
+                with_image.append(p)
                 pmap[(p["item_id"], p["page"])] = p
-            res = gemini_read(ctx, gem, refs)
+
+            def ref(p: dict[str, Any]) -> PageRef:  # the image is read when its chunk is sent
+                iso = p["issue_date"].isoformat() if p["issue_date"] else ""
+                return PageRef(p["item_id"], iso, p["page"], store.get(p["image_sha256"]))
+
+            res = gemini_read_chunked(ctx, gem, with_image, ref)
             seqs: Counter[tuple[str, int]] = Counter()
             for r in res.rows:
                 k = (r["item_id"], r["page"])
@@ -264,6 +361,9 @@ class VarietyExtractStage(PDStage):
         replace_rows(con, "pd_tuples", tuples)
         replace_rows(con, "pd_extract_errors", errors)
         replace_rows(con, "pd_crosscheck", cross)
+        state = page_state_rows(con, kept, tuples, errors)
+        replace_rows(con, "pd_page_state", state)
+        stats["page_states"] = dict(Counter(r["state"] for r in state))
         stats.update(primary=primary, errors=dict(Counter(f"{e['extractor']}:{e['reason']}" for e in errors)),
                      crosscheck=dict(Counter(c["status"] for c in cross)))
         return stats
