@@ -343,16 +343,26 @@ class IAClient:
     def _ref_path(self, store: RawStore, identifier: str, name: str) -> Path:
         return store.root / "refs" / "ia" / quote(identifier, safe="") / quote(name, safe="")
 
-    def cached(self, identifier: str, name: str, store: RawStore | None = None) -> str | None:
+    def cached(self, identifier: str, name: str, store: RawStore | None = None, *, md5: str | None = None) -> str | None:
+        """The stored digest of ``identifier/name``, or None. With ``md5`` (the metadata API's), a
+        copy recorded under another md5 is stale: the item re-derived the file under the same name."""
         st = store or self.store
         if st is None:
             return None
         ref = self._ref_path(st, identifier, name)
         if ref.exists():
-            digest = ref.read_text(encoding="ascii").strip()
+            digest, _, recorded = ref.read_text(encoding="ascii").strip().partition(" ")
+            if md5 and recorded and recorded != md5:
+                return None
             if st.has(digest):
                 return digest
         return None
+
+    def _known_md5(self, identifier: str, name: str) -> str | None:
+        """The md5 of a file in item metadata this client already holds (no request)."""
+        item = self._items.get(identifier)
+        entry = next((f for f in getattr(item, "files", None) or [] if f.get("name") == name), None)
+        return entry.get("md5") if entry else None
 
     def fetch_file(self, identifier: str, name: str, store: RawStore | None = None) -> tuple[str, bytes]:
         """(sha256, bytes) of one file; served from the raw store without a request when the
@@ -360,7 +370,7 @@ class IAClient:
         st = store or self.store
         if st is None:
             raise ValueError("fetch_file needs a RawStore")
-        digest = self.cached(identifier, name, st)
+        digest = self.cached(identifier, name, st, md5=self._known_md5(identifier, name))
         if digest is not None:
             return digest, st.get(digest)
         item = self.item(identifier)
@@ -382,16 +392,16 @@ class IAClient:
 
         data = self._call("download", f"{identifier}/{name}", run)
         digest, _ = st.put(data)
-        self._write_ref(st, identifier, name, digest)
+        self._write_ref(st, identifier, name, digest, md5)
         return digest, data
 
-    def _write_ref(self, store: RawStore, identifier: str, name: str, digest: str) -> None:
+    def _write_ref(self, store: RawStore, identifier: str, name: str, digest: str, md5: str | None = None) -> None:
         ref = self._ref_path(store, identifier, name)
         ref.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=ref.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "w", encoding="ascii") as fh:
-                fh.write(digest + "\n")
+                fh.write(digest + (f" {md5}" if md5 else "") + "\n")
             os.replace(tmp, ref)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -353,3 +353,22 @@ def test_real_page_numbers_capture_parses(realdata_dir):
 def test_real_djvu_txt_capture_has_no_form_feed(realdata_dir):
     text = (realdata_dir / "live" / "internet_archive" / "ia_djvu_txt_real_noff_fixture.txt").read_bytes()
     assert b"\f" not in text  # why no page split is ever guessed from _djvu.txt
+
+
+def test_a_file_re_derived_under_the_same_name_is_not_read_stale(tmp_path):
+    """The stored copy of ``identifier/name`` is keyed by the md5 the metadata API gave; once the
+    client holds metadata with another md5, the old copy is not served."""
+    from types import SimpleNamespace
+
+    from cinesub.rawstore import RawStore
+    from extractors.ia import IAClient
+
+    store = RawStore(tmp_path / "raw")
+    client = IAClient(session=None, store=store)
+    digest, _ = store.put(b"old text")
+    client._write_ref(store, "item1", "item1_djvu.xml", digest, "md5-old")
+    assert client.cached("item1", "item1_djvu.xml") == digest
+    client._items["item1"] = SimpleNamespace(files=[{"name": "item1_djvu.xml", "md5": "md5-old"}])
+    assert client.cached("item1", "item1_djvu.xml", md5=client._known_md5("item1", "item1_djvu.xml")) == digest
+    client._items["item1"] = SimpleNamespace(files=[{"name": "item1_djvu.xml", "md5": "md5-new"}])
+    assert client.cached("item1", "item1_djvu.xml", md5=client._known_md5("item1", "item1_djvu.xml")) is None

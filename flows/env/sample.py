@@ -156,6 +156,14 @@ def sample_provider_credentials(settings: Settings) -> ProviderCredentials:
                                opensubtitles_password=c["password"], subdl_api_key=c["subdl_api_key"])
 
 
+def ia_replay(*worlds: Path) -> contextlib.AbstractContextManager[Any]:
+    """The Internet Archive fixture over generated worlds (benchmarks and tools that drive the
+    Hollywood stages against it); ``.host`` is its address, ``.sent`` the bytes of every answer."""
+    from fixtures.ia_server import IAFixture
+
+    return IAFixture(*worlds)
+
+
 class SampleEnvironment(Environment):
     kind = "sample"
 

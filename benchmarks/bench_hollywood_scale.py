@@ -1,0 +1,301 @@
+"""The Hollywood scale benchmark (issue 17 point 8): a generated year of Variety through
+discover → page filter → fetch kept images → extract → aggregate, over the real HTTP fixture.
+
+    python -m benchmarks.bench_hollywood_scale [--quick]
+
+World: :func:`cinesub.sample.variety_scale.generate_scale_world` — 52 weekly issues × 300 leaves,
+4 % grosses pages (12 a leaf-issue), low-resolution page images (96×128 lossless JPEG 2000, ~3 kB
+a member) and short texts so it runs in a few minutes on 2 cores. Served by
+``fixtures/ia_server.py`` (search, metadata API, file downloads, ``_jp2.zip`` member downloads in
+archive.org's URL shapes); every response's body size is logged by the fixture (``IAFixture.sent``).
+
+Work (in a **subprocess**, so its peak RSS is the pipeline's alone, not the fixture's or the
+generator's): the real stages ``VarietyDiscoverStage`` (search, metadata, hOCR search text + page
+index + scandata per item, page texts into the raw store, incremental by fingerprint) and
+``VarietyFilterStage`` on the Hollywood state DB, then :func:`flows.stages.hollywood.variety.fetch_kept_images`
+(one ``_jp2.zip`` member per kept page, streamed, fitted, content-addressed — the function
+``variety-extract`` calls when Gemini reads), then ``VarietyExtractStage`` with the offline
+OCR-rules extractor (what runs without a Gemini key; the images are fetched as the Gemini path
+fetches them but not read by a model), then ``VarietyAggregateStage``. Measured: wall time per
+phase, peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss`` of the worker), bytes fetched by
+kind (metadata, search, text derivatives, images, whole zips) from the fixture's log, bytes stored
+(the raw store on disk, plus the state DB).
+
+Runs: 13 and 52 issues at 4 % (image bytes ∝ kept pages, RSS flat in items), 13 issues at 8 %
+(image bytes per kept page unchanged when the keep rate doubles), and for the 52-issue year a
+no-change rebuild (must fetch metadata + search only: 0 image bytes, 0 text-derivative bytes)
+and a rebuild after one item's ``item_last_updated`` moved. The projection to 1922–1979 (~700
+monthly items × ~335 leaves) scales the measured per-leaf and per-kept-page costs.
+``--quick``: 2 and 4 issues of 60 leaves (seconds). Writes ``benchmarks/results/hollywood_scale.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import REPO, print_table, publish_results
+from flows.env.sample import ia_replay
+
+#: 1922–1979 as the paper read it (issue 17): ~700 monthly items of ~335 leaves
+PAPER_ITEMS = 700
+PAPER_LEAVES_PER_ITEM = 335
+#: a real ``_jp2.zip`` member is ≈400 KB (realdata/live/MANIFEST.md, "Single page images")
+REAL_JP2_MEMBER_BYTES = 400_000
+RSS_LIMIT_BYTES = 2 * 1024**3
+
+TEXT_SUFFIXES = ("_hocr_searchtext.txt.gz", "_hocr_pageindex.json.gz", "_djvu.xml", "_djvu.txt", "_scandata.xml",
+                 "_page_numbers.json")
+
+
+def request_kind(path: str) -> str:
+    """metadata | search | text | image (one zip member) | zip (a whole ``_jp2.zip``) | other."""
+    from urllib.parse import unquote
+
+    if path.startswith("/metadata/"):
+        return "metadata"
+    if path.startswith(("/services/search", "/advancedsearch.php")):
+        return "search"
+    if path.startswith("/download/"):
+        p = unquote(path)
+        if p.endswith(".jp2"):
+            return "image"
+        if p.endswith("_jp2.zip"):
+            return "zip"
+        if p.endswith(TEXT_SUFFIXES):
+            return "text"
+    return "other"
+
+
+def byte_summary(sent: list[tuple[str, int]]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for path, n in sent:
+        k = out.setdefault(request_kind(path), {"requests": 0, "bytes": 0})
+        k["requests"] += 1
+        k["bytes"] += n
+    for kind in ("metadata", "search", "text", "image", "zip"):
+        out.setdefault(kind, {"requests": 0, "bytes": 0})
+    return out
+
+
+def dir_bytes(path: Path) -> int:
+    """Bytes of a file, or of every file under a folder (0 when absent)."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+# --------------------------------------------------------------------------------------------
+# the worker (a subprocess: its RSS is the pipeline's)
+# --------------------------------------------------------------------------------------------
+def work(host: str, home: Path, year: str = "1934") -> dict[str, Any]:
+    """Run discover → filter → fetch kept images → extract (OCR rules) → aggregate against the IA
+    fixture at ``host`` with CINESUB home ``home``; returns stats, phase seconds, peak RSS, stored bytes."""
+    import resource
+    from types import SimpleNamespace
+
+    from cinesub.settings import load_settings
+    from extractors.ia import IAClient, ia_retry_policy, make_session
+    from flows.stages.hollywood.boxoffice import VarietyAggregateStage
+    from flows.stages.hollywood.common import pd_connect, pd_state_db, raw_store
+    from flows.stages.hollywood.variety import (VarietyDiscoverStage, VarietyExtractStage, VarietyFilterStage,
+                                                fetch_kept_images)
+
+    class OcrRulesExtract(VarietyExtractStage):
+        def _gemini(self, ctx: Any) -> Any:  # no key: the offline OCR-rules extractor only
+            return None
+
+    settings = load_settings(home=home)
+    settings.hollywood.variety_start, settings.hollywood.variety_end = f"{year}-01-01", f"{year}-12-31"
+    retry = ia_retry_policy(max_attempts=2, backoff_base_s=0.0, backoff_max_s=0.0)
+    ctx = SimpleNamespace(settings=settings, items=None, primary_extractor="ocr-rules",
+                          env=SimpleNamespace(ia_client=lambda store: IAClient(make_session(host), store, retry=retry)))
+    secs: dict[str, float] = {}
+    rss: dict[str, int] = {"start": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    stats: dict[str, Any] = {}
+    t_all = time.perf_counter()
+    with pd_connect(pd_state_db(settings)) as con:
+        t = time.perf_counter()
+        stats["discover"] = VarietyDiscoverStage().run(ctx, con)
+        secs["discover"] = time.perf_counter() - t
+        rss["discover"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        t = time.perf_counter()
+        stats["filter"] = VarietyFilterStage().run(ctx, con)
+        secs["filter"] = time.perf_counter() - t
+        rss["filter"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        t = time.perf_counter()
+        kept = [dict(zip(("item_id", "page", "leaf", "jp2_zip", "image_sha256"), r)) for r in con.execute(
+            """SELECT p.item_id, p.page, coalesce(p.leaf, p.page), i.jp2_zip, NULL
+               FROM pd_pages p JOIN pd_page_filter f USING (item_id, page) LEFT JOIN pd_variety_items i USING (item_id)
+               WHERE f.keep ORDER BY p.item_id, p.page""").fetchall()]
+        failed = fetch_kept_images(ctx, kept)
+        stats["images"] = {"kept_pages": len(kept), "fetched": sum(1 for p in kept if p["image_sha256"]),
+                           "failed": {f"{k[0]}/{k[1]}": v[0] for k, v in failed.items()}}
+        secs["fetch_images"] = time.perf_counter() - t
+        rss["fetch_images"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        t = time.perf_counter()
+        stats["extract"] = OcrRulesExtract().run(ctx, con)
+        secs["extract"] = time.perf_counter() - t
+        rss["extract"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        t = time.perf_counter()
+        stats["aggregate"] = VarietyAggregateStage().run(ctx, con)
+        secs["aggregate"] = time.perf_counter() - t
+        rss["aggregate"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    secs["total"] = time.perf_counter() - t_all
+    store = raw_store(ctx)
+    return {"stats": stats, "seconds": {k: round(v, 2) for k, v in secs.items()},
+            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss_after_phase_bytes": rss,
+            "raw_store_bytes": dir_bytes(Path(store.root)), "state_db_bytes": dir_bytes(pd_state_db(settings))}
+
+
+def run_worker(host: str, home: Path) -> dict[str, Any]:
+    """:func:`work` in a fresh Python process; its JSON result."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CINESUB_HOME": str(home)}
+    cmd = [sys.executable, "-m", "benchmarks.bench_hollywood_scale", "--worker", host, str(home)]
+    out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"worker failed ({out.returncode}): {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# --------------------------------------------------------------------------------------------
+# one configuration
+# --------------------------------------------------------------------------------------------
+def measure(issues: int, leaves: int, keep_rate: float, tmp: Path, *, rebuilds: bool = False,
+            worker: Any = run_worker) -> dict[str, Any]:
+    """Generate a world, serve it, build it (and with ``rebuilds`` rebuild it unchanged, then
+    after one item changed); per build: the worker's result plus the fixture's byte counts.
+    ``worker(host, home)`` runs one build (default a subprocess; the smoke test runs :func:`work`)."""
+    from cinesub.sample.variety_scale import generate_scale_world
+
+    world, home = tmp / f"world-{issues}-{keep_rate}", tmp / f"home-{issues}-{keep_rate}"
+    t = time.perf_counter()
+    manifest = generate_scale_world(world, issues=issues, leaves=leaves, keep_rate=keep_rate)
+    gen_s = time.perf_counter() - t
+    res: dict[str, Any] = {"issues": issues, "leaves_per_issue": leaves, "keep_rate": keep_rate,
+                           "leaves": issues * leaves, "grosses_leaves": sum(i["grosses_leaves"] for i in manifest["items"]),
+                           "world_bytes": manifest["bytes"], "generate_seconds": round(gen_s, 1)}
+    with ia_replay(world) as srv:
+        builds = [("build", None)] + ([("rebuild_unchanged", None), ("rebuild_one_changed", manifest["items"][0]["identifier"])]
+                                      if rebuilds else [])
+        for name, touch in builds:
+            if touch:
+                srv.touch(touch)
+            n0 = len(srv.sent)
+            out = worker(srv.host, home)
+            out["fetched"] = byte_summary(srv.sent[n0:])
+            res[name] = out
+    b = res["build"]
+    kept = b["stats"]["images"]["kept_pages"]
+    res["per_kept_page_image_bytes"] = round(b["fetched"]["image"]["bytes"] / kept, 1) if kept else None
+    res["per_leaf_text_bytes"] = round(b["fetched"]["text"]["bytes"] / res["leaves"], 1)
+    return res
+
+
+def projection(big: dict[str, Any], small: dict[str, Any]) -> dict[str, Any]:
+    """1922–1979 from the 52-issue run's per-leaf / per-kept-page / per-item costs; peak RSS
+    extrapolated on the line through the two sizes' peaks (per leaf)."""
+    b = big["build"]
+    rss_per_leaf = (b["peak_rss_bytes"] - small["build"]["peak_rss_bytes"]) / (big["leaves"] - small["leaves"])
+    leaves, items = big["leaves"], big["issues"]
+    kept = b["stats"]["images"]["kept_pages"]
+    s, f = b["seconds"], b["fetched"]
+    p_leaves = PAPER_ITEMS * PAPER_LEAVES_PER_ITEM
+    p_kept = round(p_leaves * kept / leaves)
+    per_leaf_s = (s["discover"] + s["filter"]) / leaves
+    per_kept_s = (s["fetch_images"] + s["extract"]) / kept
+    return {
+        "items": PAPER_ITEMS, "leaves": p_leaves, "kept_pages_at_measured_keep_rate": p_kept,
+        "keep_rate": round(kept / leaves, 4),
+        "wall_seconds_single_worker": round(per_leaf_s * p_leaves + per_kept_s * p_kept + s["aggregate"]),
+        "per_leaf_seconds": round(per_leaf_s, 5), "per_kept_page_seconds": round(per_kept_s, 5),
+        "metadata_bytes": round(f["metadata"]["bytes"] / items * PAPER_ITEMS),
+        "text_derivative_bytes_at_generated_text_size": round(f["text"]["bytes"] / leaves * p_leaves),
+        "image_bytes_at_generated_image_size": round(f["image"]["bytes"] / kept * p_kept),
+        "image_bytes_at_real_jp2_member_size": p_kept * REAL_JP2_MEMBER_BYTES,
+        "whole_jp2_zip_bytes_avoided_at_real_member_size": (p_leaves - p_kept) * REAL_JP2_MEMBER_BYTES,
+        "peak_rss_bytes_linear": round(b["peak_rss_bytes"] + rss_per_leaf * (p_leaves - leaves)),
+        "peak_rss_growth_bytes_per_leaf": round(rss_per_leaf),
+        "image_requests": p_kept, "no_change_rebuild_requests": PAPER_ITEMS + 1 + PAPER_ITEMS // 100,
+        "notes": ("scaled linearly from the 52-issue run (one worker, 2 cores shared); real page texts are longer "
+                  "and real members ≈400 KB (realdata/live/MANIFEST.md), so the real-size image figure is the one "
+                  "to plan with; Tesseract and Gemini time are not in it (text layers present, OCR-rules extractor)"),
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    leaves = 60 if quick else 300
+    small, large = (2, 4) if quick else (13, 52)
+    with tempfile.TemporaryDirectory(prefix="bench-hollywood-scale-") as d:
+        tmp = Path(d)
+        runs = {f"{small}x{leaves}@4%": measure(small, leaves, 0.04, tmp),
+                f"{small}x{leaves}@8%": measure(small, leaves, 0.08, tmp),
+                f"{large}x{leaves}@4%": measure(large, leaves, 0.04, tmp, rebuilds=True)}
+    a, k8, big = runs[f"{small}x{leaves}@4%"], runs[f"{small}x{leaves}@8%"], runs[f"{large}x{leaves}@4%"]
+    unchanged = big["rebuild_unchanged"]["fetched"]
+    one = big["rebuild_one_changed"]
+    checks = {
+        "image_bytes_per_kept_page_spread": round(
+            max(r["per_kept_page_image_bytes"] for r in runs.values()) /
+            min(r["per_kept_page_image_bytes"] for r in runs.values()) - 1, 4),
+        "image_requests_equal_kept_pages": all(r["build"]["fetched"]["image"]["requests"] ==
+                                               r["build"]["stats"]["images"]["kept_pages"] for r in runs.values()),
+        "whole_zip_downloads": sum(r["build"]["fetched"]["zip"]["requests"] for r in runs.values()),
+        "peak_rss_small_vs_large": [a["build"]["peak_rss_bytes"], big["build"]["peak_rss_bytes"]],
+        "peak_rss_growth_ratio": round(big["build"]["peak_rss_bytes"] / a["build"]["peak_rss_bytes"], 3),
+        "peak_rss_under_2GB": all(r["build"]["peak_rss_bytes"] < RSS_LIMIT_BYTES for r in runs.values()),
+        "rebuild_unchanged_image_bytes": unchanged["image"]["bytes"],
+        "rebuild_unchanged_text_bytes": unchanged["text"]["bytes"],
+        "rebuild_unchanged_kinds": sorted(k for k, v in unchanged.items() if v["requests"]),
+        "rebuild_one_changed_text_requests": one["fetched"]["text"]["requests"],
+        "rebuild_one_changed_image_requests": one["fetched"]["image"]["requests"],
+        "rebuild_one_changed_note": ("the fixture's touch moves item_last_updated only (same files, same md5); the "
+                                     "changed item's texts are read again, from the raw store refs"),
+        "rebuild_one_changed_items": {k: one["stats"]["discover"][k] for k in
+                                      ("items_new", "items_changed", "items_unchanged")},
+    }
+    payload = {
+        "benchmark": "hollywood_scale", "issue": 17, "quick": quick,
+        "world": ("cinesub.sample.variety_scale: one IA item per weekly issue, 300 leaves, grosses leaves at the keep "
+                  "rate; page images 96x128 lossless JP2 (~3 kB), short texts — kept small so a year runs in minutes "
+                  "on 2 cores"),
+        "pipeline": ("subprocess worker: VarietyDiscoverStage → VarietyFilterStage → fetch_kept_images (one _jp2.zip "
+                     "member per kept page) → VarietyExtractStage (OCR-rules extractor, no Gemini key) → "
+                     "VarietyAggregateStage, over fixtures/ia_server.py HTTP and the raw store"),
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "runs": runs, "checks": checks, "projection_1922_1979": projection(big, a),
+    }
+    rows = []
+    for name, r in runs.items():
+        for build in ("build", "rebuild_unchanged", "rebuild_one_changed"):
+            if build not in r:
+                continue
+            b = r[build]
+            f = b["fetched"]
+            rows.append([f"{name} {build}", b["seconds"]["total"], round(b["peak_rss_bytes"] / 2**20),
+                         f["metadata"]["bytes"], f["text"]["bytes"], f["image"]["requests"], f["image"]["bytes"],
+                         f["zip"]["requests"], round(b["raw_store_bytes"] / 2**20, 2)])
+    print_table(["run", "wall s", "RSS MiB", "meta B", "text B", "img req", "img B", "zip req", "store MiB"], rows)
+    print(json.dumps(checks, indent=1))
+    if not quick:
+        publish_results("hollywood_scale", payload)
+    return payload
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--worker"]:
+        print(json.dumps(work(argv[1], Path(argv[2]))))
+        return 0
+    run(quick="--quick" in argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,47 @@
+"""Smoke test of benchmarks/bench_hollywood_scale.py on a tiny generated Variety year (2 issues ×
+40 leaves, in-process worker): the generator is deterministic and plants the keep rate; a build
+over the IA fixture fetches exactly one ``_jp2.zip`` member per kept page and never a whole zip;
+a no-change rebuild asks only search + metadata; one touched item is seen as changed. No timing
+or memory assertions (those are the benchmark's figures, benchmarks/results/hollywood_scale.json)."""
+
+from __future__ import annotations
+
+from benchmarks import bench_hollywood_scale as B
+from cinesub.sample.variety_scale import generate_scale_world, issue_dates, kept_leaves
+
+
+def test_generator_is_deterministic_and_plants_the_keep_rate(tmp_path):
+    a = generate_scale_world(tmp_path / "a", issues=1, leaves=50, keep_rate=0.04)
+    b = generate_scale_world(tmp_path / "b", issues=1, leaves=50, keep_rate=0.04)
+    ident = a["items"][0]["identifier"]
+    assert ident == "variety113-1934-01-03" and issue_dates(2) == ["1934-01-03", "1934-01-10"]
+    za, zb = (p / "ia" / ident / f"{ident}_jp2.zip" for p in (tmp_path / "a", tmp_path / "b"))
+    assert za.read_bytes() == zb.read_bytes() and a["bytes"] == b["bytes"]
+    assert a["items"][0]["grosses_leaves"] == len(kept_leaves(50, 0.04)) == 2
+    assert 0 not in kept_leaves(300, 0.04) and len(kept_leaves(300, 0.04)) == 12
+
+
+def test_request_kinds_follow_the_archive_url_shapes():
+    assert B.request_kind("/metadata/variety113-1934-01-03") == "metadata"
+    assert B.request_kind("/services/search/v1/scrape") == "search"
+    assert B.request_kind("/download/v/v_hocr_searchtext.txt.gz") == "text"
+    assert B.request_kind("/download/v/v_scandata.xml") == "text"
+    assert B.request_kind("/download/v/v_jp2.zip/v_jp2%2Fv_0007.jp2") == "image"
+    assert B.request_kind("/download/v/v_jp2.zip") == "zip"
+
+
+def test_tiny_year_fetches_kept_images_only_and_rebuilds_without_downloads(tmp_path):
+    res = B.measure(2, 40, 0.05, tmp_path, rebuilds=True, worker=B.work)
+    build, same, one = res["build"], res["rebuild_unchanged"], res["rebuild_one_changed"]
+    kept = build["stats"]["images"]["kept_pages"]
+    assert kept == res["grosses_leaves"] == 4 and build["stats"]["filter"]["pages"] == 80
+    assert build["fetched"]["image"]["requests"] == kept == build["stats"]["images"]["fetched"]
+    assert build["fetched"]["zip"]["requests"] == 0
+    assert build["fetched"]["text"]["requests"] == 2 * 3  # search text, page index, scandata per item
+    assert build["stats"]["extract"]["ocr_rules_tuples"] > 0 and build["stats"]["aggregate"]["weekly"] > 0
+    assert build["raw_store_bytes"] > 0
+    assert {k for k, v in same["fetched"].items() if v["requests"]} == {"metadata", "search"}
+    assert same["fetched"]["image"]["bytes"] == same["fetched"]["text"]["bytes"] == 0
+    assert same["stats"]["discover"]["items_unchanged"] == 2
+    assert one["stats"]["discover"]["items_changed"] == 1 and one["stats"]["discover"]["items_unchanged"] == 1
+    assert one["fetched"]["image"]["requests"] == 0
