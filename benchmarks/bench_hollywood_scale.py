@@ -120,33 +120,28 @@ def work(host: str, home: Path, year: str = "1934") -> dict[str, Any]:
     rss: dict[str, int] = {"start": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     stats: dict[str, Any] = {}
     t_all = time.perf_counter()
+    def timed(name: str, step: Any) -> None:  # one step: its stats, seconds and the peak RSS after it
+        t = time.perf_counter()
+        stats[name] = step()
+        secs[name] = time.perf_counter() - t
+        rss[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
     with pd_connect(pd_state_db(settings)) as con:
-        t = time.perf_counter()
-        stats["discover"] = VarietyDiscoverStage().run(ctx, con)
-        secs["discover"] = time.perf_counter() - t
-        rss["discover"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        t = time.perf_counter()
-        stats["filter"] = VarietyFilterStage().run(ctx, con)
-        secs["filter"] = time.perf_counter() - t
-        rss["filter"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        t = time.perf_counter()
-        kept = [dict(zip(("item_id", "page", "leaf", "jp2_zip", "image_sha256"), r)) for r in con.execute(
-            """SELECT p.item_id, p.page, coalesce(p.leaf, p.page), i.jp2_zip, NULL
-               FROM pd_pages p JOIN pd_page_filter f USING (item_id, page) LEFT JOIN pd_variety_items i USING (item_id)
-               WHERE f.keep ORDER BY p.item_id, p.page""").fetchall()]
-        failed = fetch_kept_images(ctx, kept)
-        stats["images"] = {"kept_pages": len(kept), "fetched": sum(1 for p in kept if p["image_sha256"]),
-                           "failed": {f"{k[0]}/{k[1]}": v[0] for k, v in failed.items()}}
-        secs["fetch_images"] = time.perf_counter() - t
-        rss["fetch_images"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        t = time.perf_counter()
-        stats["extract"] = OcrRulesExtract().run(ctx, con)
-        secs["extract"] = time.perf_counter() - t
-        rss["extract"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        t = time.perf_counter()
-        stats["aggregate"] = VarietyAggregateStage().run(ctx, con)
-        secs["aggregate"] = time.perf_counter() - t
-        rss["aggregate"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        def fetch_images() -> dict[str, Any]:
+            kept = [dict(zip(("item_id", "page", "leaf", "jp2_zip", "image_sha256"), r)) for r in con.execute(
+                """SELECT p.item_id, p.page, coalesce(p.leaf, p.page), i.jp2_zip, NULL
+                   FROM pd_pages p JOIN pd_page_filter f USING (item_id, page) LEFT JOIN pd_variety_items i USING (item_id)
+                   WHERE f.keep ORDER BY p.item_id, p.page""").fetchall()]
+            failed = fetch_kept_images(ctx, kept)
+            return {"kept_pages": len(kept), "fetched": sum(1 for p in kept if p["image_sha256"]),
+                    "failed": {f"{k[0]}/{k[1]}": v[0] for k, v in failed.items()}}
+
+        timed("discover", lambda: VarietyDiscoverStage().run(ctx, con))
+        timed("filter", lambda: VarietyFilterStage().run(ctx, con))
+        timed("fetch_images", fetch_images)
+        stats["images"] = stats.pop("fetch_images")
+        timed("extract", lambda: OcrRulesExtract().run(ctx, con))
+        timed("aggregate", lambda: VarietyAggregateStage().run(ctx, con))
     secs["total"] = time.perf_counter() - t_all
     store = raw_store(ctx)
     return {"stats": stats, "seconds": {k: round(v, 2) for k, v in secs.items()},
