@@ -178,13 +178,10 @@ def resolve_page_text(text: str | None, image: bytes | None, *, engine: str = EN
 # accuracy (benchmarks/bench_ocr.py, tests)
 # --------------------------------------------------------------------------------------------
 def _levenshtein(a: list[str] | str, b: list[str] | str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i]
-        for j, y in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
+    """Edit distance of two strings or two token lists (rapidfuzz, unit costs)."""
+    from rapidfuzz.distance import Levenshtein
+
+    return Levenshtein.distance(a, b)
 
 
 def _norm(text: str) -> str:

@@ -632,16 +632,9 @@ def normalize_basis(raw: str) -> tuple[str | None, tuple[str, ...]]:
     if not t:
         return None, ("basis_unreadable",)
 
-    def dist(a: str, b: str) -> int:
-        prev = list(range(len(b) + 1))
-        for i, ca in enumerate(a, 1):
-            cur = [i]
-            for j, cb in enumerate(b, 1):
-                cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-            prev = cur
-        return prev[-1]
+    from rapidfuzz.distance import Levenshtein
 
-    near = [k for k in known if dist(t, k) == 1 and len(k) > 1]
+    near = [k for k in known if Levenshtein.distance(t, k) == 1 and len(k) > 1]
     if near:
         return ("PWH" if "PWH" in near else near[0]), ("basis_ocr_repaired",)
     return None, ("basis_unreadable",)
