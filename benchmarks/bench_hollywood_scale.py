@@ -108,7 +108,7 @@ def work(host: str, home: Path, year: str = "1934") -> dict[str, Any]:
                                                 fetch_kept_images)
 
     class OcrRulesExtract(VarietyExtractStage):
-        def _gemini(self, ctx: Any) -> Any:  # no key: the offline OCR-rules extractor only
+        def _gemini(self, ctx: Any, jobs: int = 1) -> Any:  # no key: the offline OCR-rules extractor only
             return None
 
     settings = load_settings(home=home)

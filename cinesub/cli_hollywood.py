@@ -3,9 +3,12 @@
 * ``hollywood build [--sample] [--home] [--config] [--as-of DATE] [--force] [--json]`` runs the
   ``build-hollywood`` Prefect flow (flows/hollywood.py) and prints the release path, the
   collection size and the evaluation summary (the whole summary with ``--json``).
-* ``hollywood plan --years 1922-1979 [--sample] [--json]``: items, leaves, kept pages (the page
-  filter's measured keep rate, else ``hollywood.plan_keep_rate``), Gemini requests, tokens and a
-  cost estimate from the named price settings — IA search/metadata only, Gemini never called.
+* ``hollywood plan --years 1922-1979 [--sample] [--cce/--no-cce] [--json]``: items, leaves, kept
+  pages (the page filter's measured keep rate, else ``hollywood.plan_keep_rate``), Gemini
+  requests, tokens and a cost estimate from the named price settings; with ``--cce`` (default)
+  also the CCE volumes (``extractors.ia.CCE_QUERY``: volumes, pages, image-only pages, Gemini
+  requests/tokens/cost of the CCE page task) and a grand total — IA search/metadata only, Gemini
+  never called.
 * ``hollywood review list [--json]`` — the curator queues: aliases awaiting a decision, copyright
   matches awaiting review, and the curated decisions already recorded;
   ``hollywood review decide-alias YEAR ALIAS IMDB|none --by NAME`` and
@@ -282,44 +285,131 @@ def measured_keep_rate(settings: Any) -> tuple[float, str, int]:
     return settings.hollywood.plan_keep_rate, "setting hollywood.plan_keep_rate", 0
 
 
-def hollywood_plan(settings: Any, env: Any, years: tuple[int, int]) -> dict[str, Any]:
-    """Items, leaves, kept pages, Gemini requests, tokens and cost of reading Variety ``years``:
-    IA search and metadata only (cheap); Gemini is never called. ``env``: an environment whose
-    services are running."""
-    from cinesub.rawstore import RawStore
-    from extractors.gemini_pages import plan_cost
-    from extractors.ia import variety_query
+def _plan_items(client: Any, ids: list[str], volume: bool = False) -> list[dict[str, Any]]:
+    """Per item: leaves (:func:`item_page_count`) and, for CCE volumes (``volume``), the text
+    layer and page images its ``files[]`` list — what the ``cce-discover`` stage will read:
+    ``text_layer`` hocr | djvu_xml | None (``_djvu.txt`` only: the stage refuses the volume,
+    reason ``no_page_index``), ``images`` jp2_zip | pdf | None. A refused item keeps its reason."""
+    from extractors.ia_pages import derivatives
     from extractors.providers.errors import ProviderError
-    from extractors.variety.gemini_pages import TASK
 
-    hs = settings.hollywood
-    client = env.ia_client(RawStore.for_settings(settings))
-    ids = client.search_items(variety_query(f"{years[0]}-01-01", f"{years[1]}-12-31"))
     items: list[dict[str, Any]] = []
     for ident in ids:
         row: dict[str, Any] = {"item_id": ident, "pages": None, "page_count_source": "none", "reason": None}
         try:
-            n, src = item_page_count(client.metadata(ident), client.list_files(ident))
+            files = client.list_files(ident)
+            n, src = item_page_count(client.metadata(ident), files)
             row.update(pages=n, page_count_source=src, reason=None if n else "no_page_count")
+            if volume:
+                names = derivatives(files, ident)
+                layer = ("hocr" if "searchtext" in names and "pageindex" in names
+                         else "djvu_xml" if "djvu_xml" in names else None)
+                row.update(text_layer=layer, images="jp2_zip" if "jp2_zip" in names else "pdf" if "pdf" in names else None)
+                if layer is None and "djvu_txt" in names:
+                    row["reason"] = "no_page_index"
+                elif layer is None and row["images"] is None:
+                    row["reason"] = "no_text_layer"  # neither text nor images: nothing to read
         except ProviderError as exc:
             row["reason"] = exc.reason_code
         items.append(row)
+    return items
+
+
+def _estimated_pages(items: list[dict[str, Any]]) -> tuple[int, int]:
+    """(pages, items without a page count): those are estimated at the mean of the others."""
     known = [r["pages"] for r in items if r["pages"]]
     unknown = len(items) - len(known)
     mean = sum(known) / len(known) if known else 0.0
-    pages = sum(known) + round(unknown * mean)
+    return sum(known) + round(unknown * mean), unknown
+
+
+def cce_plan(settings: Any, client: Any) -> dict[str, Any]:
+    """The CCE registration and renewal volumes (``extractors.ia.CCE_QUERY``, the ``cce-discover``
+    search; not limited by ``--years``: renewals of every year are searched): volumes, pages,
+    pages without a text layer (``image_only``: read by Gemini, else Tesseract), and the Gemini
+    requests, tokens and cost of the ``cce-parse`` stage, which reads every page image (image-only
+    pages as the extraction, text pages as the cross-check). IA search and metadata only."""
+    from collections import Counter
+
+    from extractors.cce.gemini_pages import TASK
+    from extractors.gemini_pages import plan_cost
+    from extractors.ia import CCE_QUERY
+
+    before = client.requests
+    items = _plan_items(client, client.search_items(CCE_QUERY), volume=True)
+    # refused by the stage (no_page_index, no_text_layer without images, a metadata failure):
+    # nothing of it is read; a volume without a page count is estimated at the others' mean
+    read = [r for r in items if r["reason"] in (None, "no_page_count")]
+    pages, unknown = _estimated_pages(read)
+    mean = pages / len(read) if read else 0.0
+
+    def n(r: dict[str, Any]) -> int:
+        return r["pages"] or round(mean)
+
+    image_only = sum(n(r) for r in read if r["text_layer"] is None and r["images"])
+    with_images = sum(n(r) for r in read if r["images"])
+    return {"query": CCE_QUERY, "volumes": len(items), "volumes_read": len(read), "pages": pages,
+            "pages_estimated_items": unknown,
+            "text_layer_pages": sum(n(r) for r in read if r["text_layer"]),
+            "image_only_pages": image_only, "gemini_pages": with_images,
+            "text_layers": dict(Counter(str(r["text_layer"]) for r in items)),
+            "page_count_sources": dict(Counter(r["page_count_source"] for r in items)),
+            "item_reasons": dict(Counter(r["reason"] for r in items if r["reason"])),
+            "gemini": plan_cost(with_images, settings.hollywood, TASK),
+            "ia_requests": client.requests - before, "per_item": items}
+
+
+def plan_total(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The grand total of :func:`extractors.gemini_pages.plan_cost` answers."""
+    out: dict[str, Any] = {"requests": 0, "input_tokens": 0, "output_tokens": 0,
+                           "cost_usd": {"input": 0.0, "output": 0.0, "total": 0.0}}
+    for g in parts:
+        for k in ("requests", "input_tokens", "output_tokens"):
+            out[k] += g[k]
+        for k in ("input", "output", "total"):
+            out["cost_usd"][k] = round(out["cost_usd"][k] + g["cost_usd"][k], 2)
+    return out
+
+
+def hollywood_plan(settings: Any, env: Any, years: tuple[int, int], cce: bool = True) -> dict[str, Any]:
+    """Items, leaves, kept pages, Gemini requests, tokens and cost of reading Variety ``years``
+    and (``cce``) the CCE volumes (:func:`cce_plan`), with a grand ``total``: IA search and
+    metadata only (cheap); Gemini is never called. ``env``: an environment whose services are
+    running."""
+    from cinesub.rawstore import RawStore
+    from extractors.gemini_pages import plan_cost
+    from extractors.ia import variety_query
+    from extractors.variety.gemini_pages import TASK
+
+    hs = settings.hollywood
+    client = env.ia_client(RawStore.for_settings(settings))
+    items = _plan_items(client, client.search_items(variety_query(f"{years[0]}-01-01", f"{years[1]}-12-31")))
+    pages, unknown = _estimated_pages(items)
     rate, rate_source, measured = measured_keep_rate(settings)
     kept = round(pages * rate)
     from collections import Counter
 
-    return {"years": list(years), "query": variety_query(f"{years[0]}-01-01", f"{years[1]}-12-31"),
-            "environment": env.kind, "items": len(items), "pages": pages, "pages_estimated_items": unknown,
-            "page_count_sources": dict(Counter(r["page_count_source"] for r in items)),
-            "item_reasons": dict(Counter(r["reason"] for r in items if r["reason"])),
-            "max_items": hs.max_items, "keep_rate": round(rate, 6), "keep_rate_source": rate_source,
-            "keep_rate_pages_measured": measured, "kept_pages": kept,
-            "gemini": plan_cost(kept, hs, TASK), "gemini_called": False, "ia_requests": client.requests,
-            "per_item": items}
+    res = {"years": list(years), "query": variety_query(f"{years[0]}-01-01", f"{years[1]}-12-31"),
+           "environment": env.kind, "items": len(items), "pages": pages, "pages_estimated_items": unknown,
+           "page_count_sources": dict(Counter(r["page_count_source"] for r in items)),
+           "item_reasons": dict(Counter(r["reason"] for r in items if r["reason"])),
+           "max_items": hs.max_items, "keep_rate": round(rate, 6), "keep_rate_source": rate_source,
+           "keep_rate_pages_measured": measured, "kept_pages": kept,
+           "gemini": plan_cost(kept, hs, TASK), "gemini_called": False, "ia_requests": client.requests,
+           "per_item": items}
+    res["cce"] = cce_plan(settings, client) if cce else None
+    res["total"] = {**plan_total([res["gemini"]] + ([res["cce"]["gemini"]] if cce else [])),
+                    "pages": pages + (res["cce"]["pages"] if cce else 0), "ia_requests": client.requests}
+    return res
+
+
+def _cost_lines(g: dict[str, Any]) -> list[str]:
+    return [f"requests: {g['requests']:,} to {g['model']} ({g['mode']}; {g['worked_examples']} worked examples + "
+            f"the page, {g['image_tokens']} tokens per image)",
+            f"tokens: {g['input_tokens']:,} input, {g['output_tokens']:,} output",
+            f"cost estimate: ${g['cost_usd']['total']:,.2f} (input ${g['cost_usd']['input']:,.2f}, output "
+            f"${g['cost_usd']['output']:,.2f}; ${g['prices']['input_per_mtok']}/M in, "
+            f"${g['prices']['output_per_mtok']}/M out x {g['prices']['price_factor']}; {g['prices']['source']})"]
 
 
 def format_plan(res: dict[str, Any]) -> str:
@@ -329,17 +419,34 @@ def format_plan(res: dict[str, Any]) -> str:
                                           if res["pages_estimated_items"] else ""),
              f"pages: {res['pages']:,}",
              f"kept pages: {res['kept_pages']:,} (keep rate {res['keep_rate']:.2%}, {res['keep_rate_source']})",
-             f"requests: {g['requests']:,} to {g['model']} ({g['mode']}; {g['worked_examples']} worked examples + "
-             f"the page, {g['image_tokens']} tokens per image)",
-             f"tokens: {g['input_tokens']:,} input, {g['output_tokens']:,} output",
-             f"cost estimate: ${g['cost_usd']['total']:,.2f} (input ${g['cost_usd']['input']:,.2f}, output "
-             f"${g['cost_usd']['output']:,.2f}; ${g['prices']['input_per_mtok']}/M in, "
-             f"${g['prices']['output_per_mtok']}/M out x {g['prices']['price_factor']}; {g['prices']['source']})",
-             f"note: {g['max_tokens_fallback']}"]
+             *_cost_lines(g)]
     if g["minutes_at_rate_limit"] is not None:
         lines.insert(6, f"time at the rate limit: {g['minutes_at_rate_limit']:,} minutes")
     if res["item_reasons"]:
         lines.insert(2, "items refused: " + ", ".join(f"{k} {v}" for k, v in sorted(res["item_reasons"].items())))
+    c = res.get("cce")
+    if c:
+        lines += ["", "CCE registration and renewal volumes (every year: renewals are searched for all)",
+                  f"volumes: {c['volumes']}" + (f" ({c['volumes_read']} read)" if c["volumes_read"] != c["volumes"]
+                                                else "")
+                  + (f" ({c['pages_estimated_items']} without a page count: estimated)"
+                     if c["pages_estimated_items"] else ""),
+                  f"pages: {c['pages']:,} ({c['text_layer_pages']:,} with a text layer, {c['image_only_pages']:,} "
+                  "image-only: read by Gemini, else Tesseract)",
+                  f"pages Gemini reads: {c['gemini_pages']:,} (every page image: the extraction on image-only "
+                  "pages, the cross-check of the OCR parser on text pages)",
+                  *_cost_lines(c["gemini"])]
+        if c["item_reasons"]:
+            lines.insert(lines.index(f"pages: {c['pages']:,} ({c['text_layer_pages']:,} with a text layer, "
+                                     f"{c['image_only_pages']:,} image-only: read by Gemini, else Tesseract)"),
+                         "volumes refused: " + ", ".join(f"{k} {v}" for k, v in sorted(c["item_reasons"].items())))
+    t = res.get("total")
+    if t:
+        lines += ["", f"total: {t['pages']:,} pages, {t['requests']:,} Gemini requests, {t['input_tokens']:,} input + "
+                      f"{t['output_tokens']:,} output tokens, cost estimate ${t['cost_usd']['total']:,.2f}",
+                  f"note: {g['max_tokens_fallback']}"]
+    else:
+        lines.append(f"note: {g['max_tokens_fallback']}")
     return "\n".join(lines)
 
 
@@ -447,6 +554,8 @@ def register(app: typer.Typer) -> None:
     def plan_cmd(
         years: str = typer.Option(..., "--years", help="Variety years, FIRST-LAST (e.g. 1922-1979) or one year."),
         sample: bool = typer.Option(False, "--sample", help="Plan against the sample world's IA fixture (offline)."),
+        cce: bool = typer.Option(True, "--cce/--no-cce", help="Also plan the CCE registration and renewal volumes "
+                                 "(all years) and print a grand total (default: on)."),
         home: Optional[Path] = common.home_option(),
         config: Optional[Path] = common.config_option(),
         as_json: bool = common.json_option("Print the plan as JSON (with the page count of every item)."),
@@ -465,7 +574,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             with env.services("build-hollywood"):
-                res = hollywood_plan(settings, env, span)
+                res = hollywood_plan(settings, env, span, cce=cce)
         except ProviderError as exc:
             err.print(f"[red]hollywood plan stopped: {exc.reason_code}[/red]: {exc.detail}", highlight=False)
             raise typer.Exit(5)

@@ -47,7 +47,7 @@ import re
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -518,6 +518,51 @@ class IAClient:
             raise ProviderError("bad_response", f"{identifier} leaf {leaf}: {exc}", retryable=False) from exc
         out, _ = st.put(data)
         return out, mime
+
+    def iter_page_images(self, identifier: str, *, leaves: Sequence[int] | None = None, dpi: int = 100,
+                         max_b64_bytes: int = 18_000_000) -> Iterator[tuple[int, str]]:
+        """(page index, sha256 of its inline-ready image) of every page, one page at a time, each
+        stored in the raw store: with ``leaves`` (page *i* ↔ image leaf ``leaves[i]``, from the
+        scan data) and a listed ``_jp2.zip``, one member per page (:meth:`page_image`; the zip is
+        never fetched whole); else the item's PDF, rendered page by page by pdf2image from the raw
+        store's copy, fitted like a member (:func:`extractors.ia_pages.fit_image`); a ``_jp2.zip``
+        without known leaves falls back to :meth:`page_images`."""
+        from extractors.ia_pages import PageIndexError, fit_image
+
+        st = self.store
+        if st is None:
+            raise ValueError("iter_page_images needs a RawStore")
+        names = [f["name"] for f in self.list_files(identifier)]
+        zips = [n for n in names if n.endswith("_jp2.zip")]
+        pdfs = [n for n in names if n.lower().endswith(".pdf")]
+        if zips and leaves is not None:
+            for i, leaf in enumerate(leaves):
+                yield i, self.page_image(identifier, zips[0], leaf, max_b64_bytes=max_b64_bytes)[0]
+            return
+        if zips or not pdfs:
+            for p in self.page_images(identifier, dpi=dpi):
+                yield p.page, p.sha256
+            return
+        from pdf2image import convert_from_path, pdfinfo_from_path
+
+        sha, data = self.fetch_file(identifier, pdfs[0])
+        with contextlib.ExitStack() as stack:
+            if st.local:
+                path = str(st.path_for(sha))
+            else:
+                fd, path = tempfile.mkstemp(prefix=".pdf-", suffix=".pdf")
+                stack.callback(os.unlink, path)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+            del data
+            n = int(pdfinfo_from_path(path)["Pages"])
+            for i in range(n):
+                (img,) = convert_from_path(path, dpi=dpi, first_page=i + 1, last_page=i + 1)
+                try:
+                    png, _ = fit_image(png_bytes(_normalise_image(img)), max_b64_bytes)
+                except PageIndexError as exc:
+                    raise ProviderError(exc.reason, f"{identifier} page {i}: {exc.detail}", retryable=False) from exc
+                yield i, st.put(png)[0]
 
     def page_images(self, identifier: str, *, dpi: int = 100) -> list[PageImage]:
         """Page images as PNG (stored in the raw store): IA's ``_jp2.zip`` when listed, else the

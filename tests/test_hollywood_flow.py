@@ -68,6 +68,13 @@ def _table(release: str | Path, name: str) -> list[dict]:
     return pq.read_table(Path(release) / f"{name}.parquet").to_pylist()
 
 
+def _imdb(variety: dict, key: str) -> str:
+    """The world's IMDb id of a release key: an IMDb key itself, or a title key (an alias printed
+    under the alias minimum, e.g. the 1926 films) through the world's alias map."""
+    amap = {a.lower(): imdb for y in variety["aliases"].values() for a, imdb in y["map"].items()}
+    return key if key.startswith("tt") else amap.get(key, key)
+
+
 def test_first_build_publishes_a_versioned_release(built):
     home, first = built["home"], built["first"]
     rel = Path(first["release"]["path"])
@@ -86,11 +93,12 @@ def test_first_build_publishes_a_versioned_release(built):
     from warehouse.load import open_release
 
     con = open_release(rel)
-    assert con.execute("SELECT count(*) FROM collection").fetchone()[0] == first["collection"]["size"] == 4
+    # 4 films of 1934 and The Talking Canary (1926, unregistered: R1_release_date)
+    assert con.execute("SELECT count(*) FROM collection").fetchone()[0] == first["collection"]["size"] == 5
     assert con.execute("SELECT count(*) FROM yearly").fetchone()[0] == man["files"]["yearly.parquet"]["rows"]
     con.close()
     report = (home / "reports" / "hollywood.html").read_text()  # of the last build
-    for section in ("Collection (5 films)", "Yearly top-N", "Extraction accuracy", "Review queues",
+    for section in ("Collection (6 films)", "Yearly top-N", "Extraction accuracy", "Review queues",
                     "Gone with the Tempest", "Hearts in Bondage"):
         assert section in report
 
@@ -196,7 +204,7 @@ def test_image_only_volume_is_read_by_gemini_and_its_cases_classified(built):
 
 def test_collection_equals_the_world_and_every_exclusion_has_its_reason(built):
     rel, v, want = built["first"]["release"]["path"], built["variety"], built["cce"]["collection"]
-    assert sorted(r["key"] for r in _table(rel, "collection")) == want["included"]
+    assert sorted(_imdb(v, r["key"]) for r in _table(rel, "collection")) == want["included"]
     amap = {a.lower(): imdb for y in v["aliases"].values() for a, imdb in y["map"].items()}
     translate = {"status:protected": "status:protected", "status:needs_review": "status:needs_review",
                  "not_sound:silent": "not_sound", "ia:not_on_ia": "not_on_ia"}
@@ -218,7 +226,7 @@ def test_collection_equals_the_world_and_every_exclusion_has_its_reason(built):
 def test_copyright_status_lists_each_collection_film_with_evidence(built):
     st = built["status_2026"]
     assert st["recomputed"] is False and st["source"]["version"] == "1.0.0"
-    films = {f["imdb"]: f for f in st["collection"]}
+    films = {f["imdb"] or _imdb(built["variety"], f["key"]): f for f in st["collection"]}
     assert sorted(films) == built["cce"]["collection"]["included"]
     gone = films["tt9100001"]
     assert gone["title"] == "Gone with the Tempest" and gone["year"] == 1934 and gone["rank"] == 1
@@ -233,8 +241,9 @@ def test_copyright_status_lists_each_collection_film_with_evidence(built):
     assert before["recomputed"] is True
     by_before = {s["reg_id"]: s for s in before["statuses"]}
     assert by_before["LP1380"]["status"] == "protected" and by_before["LP1380"]["rule"] == "R2_renewed"
-    # the collection's films are all 1934 films: a day earlier changes none of them
-    assert sorted(f["imdb"] for f in before["collection"]) == sorted(films)
+    # the collection's films are of 1934 and 1926 (before both days' 95-year lines): a day earlier
+    # changes none of them
+    assert sorted(f["imdb"] or _imdb(built["variety"], f["key"]) for f in before["collection"]) == sorted(films)
 
 
 def test_film_based_on_a_renewed_novel_is_excluded_with_its_source_work_evidence(built):
@@ -279,6 +288,68 @@ def test_film_based_on_a_renewed_novel_is_excluded_with_its_source_work_evidence
                                          "renewal_id": None}]
 
 
+def test_unregistered_1926_films_r1_release_date_and_missing_sound_evidence(built):
+    """Issue 17: a film released before the 95-year line with no registration linked is public
+    domain by rule R1_release_date, with its evidence, and lands in the collection (The Talking
+    Canary, 1926, sound, on IA); the same film whose IA item has no sound metadata is needs_review
+    (Jazz Cavalcade) — listed with its reason in the release, `copyright status` and the report's
+    verdict table, never dropped."""
+    import html
+    import re
+
+    rel, v, want = built["first"]["release"]["path"], built["variety"], built["cce"]["collection"]
+    assert want["r1_release_date"] == ["tt9000004", "tt9000005"]
+    assert want["needs_review"] == {"tt9000005": ["sound:unknown"]} and "tt9000004" in want["included"]
+    cands = {_imdb(v, c["key"]): c for c in _table(rel, "collection_candidates")}
+    canary, cavalcade = cands["tt9000004"], cands["tt9000005"]
+    for c in (canary, cavalcade):
+        assert c["reg_id"] is None and c["status"] == "public_domain" and c["rule"] == "R1_release_date"
+        assert c["status_reason"].startswith("R1_release_date: released 1926")
+        assert "before the 95-year line 1931" in c["status_reason"] and "no registration linked" in c["status_reason"]
+    assert canary["verdict"] == "included" and canary["sound"] == "sound"
+    assert cavalcade["verdict"] == "needs_review" and cavalcade["review_reasons"] == "sound:unknown"
+    assert cavalcade["ia_item"] == "JazzCavalcade1926" and cavalcade["sound"] is None
+    coll = {_imdb(v, r["key"]): r for r in _table(rel, "collection")}
+    assert coll["tt9000004"]["rule"] == "R1_release_date" and "tt9000005" not in coll
+    audit = {(_imdb(v, a["key"]), a["criterion"]): a for a in _table(rel, "collection_audit")}
+    assert audit[("tt9000004", "copyright")]["passed"]
+    assert "R1_release_date" in audit[("tt9000004", "copyright")]["evidence"]
+    assert audit[("tt9000005", "ia_sound")]["passed"] is False
+    assert "sound: unknown" in audit[("tt9000005", "ia_sound")]["evidence"]
+    st = built["status_2026"]
+    r1 = next(f for f in st["collection"] if _imdb(v, f["key"]) == "tt9000004")
+    assert r1["rule"] == "R1_release_date" and r1["registration"] == {"reg_id": None, "reg_date": None}
+    ex = next(f for f in st["excluded"] if _imdb(v, f["key"]) == "tt9000005")
+    assert ex["verdict"] == "needs_review" and ex["review_reasons"] == "sound:unknown"
+    # the report's verdict table (of the last build, after the curator decisions): every ranked
+    # film with its verdict, status, rule and evidence
+    page = Path(built["third"]["report"]["path"]).read_text(encoding="utf-8")
+
+    def section_rows(title: str) -> dict[str, list[str]]:
+        start = page.index(title)
+        seg = page[start:page.index("<h", start + len(title))]
+        out = {}
+        for tr in re.findall(r"<tr>(.*?)</tr>", seg)[1:]:
+            cells = [html.unescape(re.sub(r"<[^>]+>", "", td)) for td in re.findall(r"<td[^>]*>(.*?)</td>", tr)]
+            out[cells[3]] = cells
+        return out
+
+    verdicts = section_rows("Verdict per ranked film")
+    assert len(verdicts) == len(_table(built["third"]["release"]["path"], "top100"))
+    assert verdicts["talking canary"][4:7] == ["included", "public_domain", "R1_release_date"]
+    assert "no registration linked" in verdicts["talking canary"][7]
+    assert verdicts["jazz cavalcade"][4:7] == ["needs_review", "public_domain", "R1_release_date"]
+    assert "sound: unknown" in verdicts["jazz cavalcade"][7] and verdicts["jazz cavalcade"][8] == "sound:unknown"
+    assert verdicts["tt9100007"][4:6] == ["included", "likely_public_domain"]  # the curator said: not renewed
+    assert verdicts["tt9100009"][4:7] == ["excluded", "protected", "R5_source_work_renewed"]
+    assert verdicts["pagan moon"][4:6] == ["excluded", "none (no_registration)"]
+    waiting = section_rows("Films waiting for review")
+    assert sorted(waiting) == ["jazz cavalcade"] and waiting["jazz cavalcade"][8] == "sound:unknown"
+    coll_rows = re.findall(r"<tr>(.*?)</tr>", page[page.index("<h2>Collection"):page.index("Verdict per ranked")])
+    canary_row = next(html.unescape(re.sub(r"<[^>]+>", "|", r)) for r in coll_rows if "talking canary" in r)
+    assert "none linked" in canary_row and "|included|" in canary_row and "|R1_release_date|" in canary_row
+
+
 def test_second_build_reuses_every_stage_and_publishes_nothing(built):
     first, second = built["first"], built["second"]
     assert second["all_stages_reused"] is True
@@ -310,9 +381,9 @@ def test_curated_decisions_change_the_next_release(built):
     # the curator says Hearts in Bondage was not renewed: likely public domain, sound, on IA → in
     status = next(s for s in _table(new, "status") if s["reg_id"] == "LP4689")
     assert status["status"] == "likely_public_domain" and status["match_decision"] == "curator_not_renewed"
-    keys = sorted(r["key"] for r in _table(new, "collection"))
+    keys = sorted(_imdb(built["variety"], r["key"]) for r in _table(new, "collection"))
     assert keys == sorted(built["cce"]["collection"]["included"] + ["tt9100007"])
-    assert third["collection"]["size"] == 5
+    assert third["collection"]["size"] == 6
 
 
 def test_pd_queues_are_listed_with_the_other_curator_queues(built):

@@ -225,7 +225,7 @@ def test_variety_discover_reads_a_page_without_text_with_tesseract(tmp_path):
     from flows.stages.hollywood.common import pd_connect
     from flows.stages.hollywood.variety import VarietyDiscoverStage
 
-    ident, page = "variety83-1926-06", 2  # a grosses page (6 gold tuples)
+    ident, page = "variety83-1926-06", 2  # a grosses page (8 gold tuples)
     generate_variety_world(tmp_path / "variety", seed=1934)
     _blank_hocr_page(tmp_path / "variety" / "ia" / ident, ident, page)
     gold = json.loads((tmp_path / "variety" / "gold" / ident / f"{page:04d}.json").read_text(encoding="utf-8"))

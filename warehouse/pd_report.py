@@ -2,10 +2,12 @@
 
 One self-contained HTML page (inline CSS, no script, no outside resource; every value escaped;
 rendered from warehouse/templates/pd_report.html.j2)
-for curators: the collection with each film's evidence (rank, year, gross, copyright status with
-its rule and reasons, the renewal search and match, the Internet Archive item and sound), the
+for curators: the collection with each film's evidence (rank, year, gross, verdict, copyright
+status with the rule that decided it and its evidence, the renewal search and match, the Internet Archive item and sound), the
 audit of every ranked film against the three criteria (the copyright evidence lists the film's
-source works — AFI "based on" — so a film excluded through a renewed novel shows it), the yearly
+source works — AFI "based on" — so a film excluded through a renewed novel shows it), the verdict
+of every ranked film (included / excluded / needs_review, status, rule, evidence; the films
+waiting for review listed on their own, never dropped), the yearly
 top-N per year, the evaluation of each extractor (means with 95% bootstrap intervals, per issue),
 the exclusion counts by reason,
 the page-filter, extraction and CCE parse failures by reason, the CCE cross-check of the OCR
@@ -88,12 +90,19 @@ def render_report(data: Mapping[str, Any]) -> str:
     audit: dict[tuple[Any, Any], dict[str, tuple[bool, str]]] = {}
     for a in data.get("audit", []):
         audit.setdefault((a["year"], a["key"]), {})[a["criterion"]] = (a["passed"], a["evidence"])
-    candidates = []
+    candidates, verdicts, review = [], [], []
     for c in data.get("candidates", []):
         crit = audit.get((c["year"], c["key"]), {})
         copyright_, sound = crit.get("copyright", (None, "")), crit.get("ia_sound", (None, ""))
         candidates.append([c["year"], c["rank"], c["title"], c["key"], copyright_[0], copyright_[1], sound[0],
                            sound[1], c["included"], c["exclusion_reasons"] or None])
+        # the verdict of every ranked film: included | excluded | needs_review, the copyright
+        # status and the rule that decided it, and the evidence used (never dropped)
+        v = verdict_row(c, copyright_[1], sound[1])
+        verdicts.append(v)
+        if c.get("verdict") == "needs_review":
+            review.append(v)
+    verdict_of = {(c["year"], c["key"]): c for c in data.get("candidates", [])}
     top = data.get("top", [])
     ev = data.get("evaluation", [])
     per_issue: dict[tuple[str, str], dict[str, Any]] = {}
@@ -105,10 +114,14 @@ def render_report(data: Mapping[str, Any]) -> str:
     bad = [c for c in pages if not c["agree"]]
     return render(
         "pd_report.html.j2", s=s, release=s.get("release") or {},
-        collection=[[c["title"], c["year"], c["rank"], c["box_office"], f"{c['reg_id']} ({c['reg_date']})",
-                     c["status"], c["status_reason"], c["n_renewals_searched"], c["renewal_id"] or "none",
-                     c["ia_item"], c["sound"]] for c in data.get("collection", [])],
-        candidates=candidates,
+        collection=[[c["title"], c["year"], c["rank"], c["box_office"],
+                     f"{c['reg_id']} ({c['reg_date']})" if c["reg_id"] else "none linked",
+                     (verdict_of.get((c["year"], c["key"])) or {}).get("verdict", "included"), c["status"], c["rule"],
+                     audit.get((c["year"], c["key"]), {}).get("copyright", (None, c["status_reason"]))[1]
+                     or c["status_reason"],
+                     c["n_renewals_searched"], c["renewal_id"] or "none", c["ia_item"], c["sound"]]
+                    for c in data.get("collection", [])],
+        candidates=candidates, verdicts=verdicts, review=review,
         top=[(year, [[t["rank"], t["title"], t["key"], t["key_kind"], t["box_office"], t["n_weeks"], t["n_tuples"]]
                      for t in top if t["year"] == year]) for year in sorted({t["year"] for t in top})],
         means=[[e["extractor"], e["model"], e["metric"], e["value"],
@@ -138,6 +151,19 @@ def render_report(data: Mapping[str, Any]) -> str:
         cce_bad=[[c["item_id"], c["page"], _keys(c["ocr_only"]), _keys(c["gemini_only"]), _keys(c["renewal_differs"])]
                  for c in bad],
     )
+
+
+def verdict_row(c: Mapping[str, Any], copyright_evidence: str | None, ia_evidence: str | None) -> list[Any]:
+    """One row of the report's verdict table for a ``pd_collection_candidates`` row: year, rank,
+    title, key, verdict, copyright status (public_domain / likely_public_domain / protected /
+    needs_review; a film with no registration linked has none: ``none (<link reason>)``), the
+    rule that decided it (R1_release_date, R2_not_renewed, R5_source_work_unknown, …), the
+    evidence used (copyright, then IA sound) and the reasons (review reasons of a needs_review
+    film, else the exclusion reasons)."""
+    status = c.get("status") or f"none ({c.get('link_reason') or 'no_registration'})"
+    evidence = "; ".join(e for e in (copyright_evidence or c.get("status_reason"), ia_evidence) if e) or None
+    reasons = (c.get("review_reasons") if c.get("verdict") == "needs_review" else c.get("exclusion_reasons")) or None
+    return [c["year"], c["rank"], c["title"], c["key"], c.get("verdict"), status, c.get("rule"), evidence, reasons]
 
 
 def _keys(values: Sequence[str] | None) -> str | None:

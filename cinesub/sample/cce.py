@@ -65,7 +65,8 @@ from typing import Any
 from cinesub.sample.scans import page_derivatives, png_bytes, render_page, scoped_rng, sha256_hex, write_item
 from cinesub.sample.variety import FILM_BY_KEY, FILMS
 
-GENERATOR_VERSION = "1.3"  # 1.1: the 1960-1969 volume is image-only; 1.2: source works; 1.3: hOCR page index
+GENERATOR_VERSION = "1.4"  # 1.1: the 1960-1969 volume is image-only; 1.2: source works; 1.3: hOCR page index;
+#                             1.4: the collection's expectation covers unregistered films (R1_release_date, needs_review)
 DEFAULT_SEED = 1934
 AS_OF = "2026-01-01"
 
@@ -397,13 +398,23 @@ def generate_cce_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dict[st
 
 def expected_collection() -> dict[str, Any]:
     """Variety top-100 ∩ (public domain or likely public domain) ∩ sound film on IA, with the
-    reason each other top-100 film is excluded (every Variety world film is in its year's top 100)."""
+    reason each other top-100 film is excluded (every Variety world film is in its year's top 100).
+    A film with no registration is public domain by its release year when released before the
+    95-year line (``r1_release_date``: rule R1_release_date), else excluded
+    (``copyright:no_registration``); a film whose IA item has no sound metadata, and no criterion
+    failed, is ``needs_review`` (``sound:unknown``)."""
     by_film = {r.film_key: r for r in REGS if r.film_key}
-    included, excluded = [], {}
+    line = int(AS_OF[:4]) - 95
+    included, excluded, review, r1 = [], {}, {}, []
     for f in FILMS:
-        r = by_film[f.key]
+        r = by_film.get(f.key)
         reasons = []
-        if r.status not in ("public_domain", "likely_public_domain"):
+        if r is None:
+            if f.year < line:
+                r1.append(f.imdb)
+            else:
+                reasons.append("copyright:no_registration")
+        elif r.status not in ("public_domain", "likely_public_domain"):
             reasons.append(f"status:{r.status}")
         if not f.sound:
             reasons.append("not_sound")
@@ -411,9 +422,12 @@ def expected_collection() -> dict[str, Any]:
             reasons.append("not_on_ia")
         if reasons:
             excluded[f.imdb] = reasons
+        elif f.ia_identifier and not f.sound_metadata:
+            review[f.imdb] = ["sound:unknown"]
         else:
             included.append(f.imdb)
-    return {"as_of": AS_OF, "included": sorted(included), "excluded": dict(sorted(excluded.items()))}
+    return {"as_of": AS_OF, "included": sorted(included), "excluded": dict(sorted(excluded.items())),
+            "needs_review": dict(sorted(review.items())), "r1_release_date": sorted(r1)}
 
 
 if __name__ == "__main__":  # python -m cinesub.sample.cce OUT_DIR [SEED]

@@ -72,7 +72,8 @@ from cinesub.sample.scans import (
     write_zip,
 )
 
-GENERATOR_VERSION = "1.2"  # 1.1: Winter Orchard (source works); 1.2: hOCR page index, scan data, no form feeds
+GENERATOR_VERSION = "1.3"  # 1.1: Winter Orchard (source works); 1.2: hOCR page index, scan data, no form feeds;
+#                             1.3: two unregistered 1926 sound films (R1_release_date; one without sound metadata)
 DEFAULT_SEED = 1934
 
 # --------------------------------------------------------------------------------------------
@@ -93,6 +94,8 @@ class VFilm:
     aliases: tuple[str, ...]
     #: IA film item identifier, or None when the film is not on the Internet Archive
     ia_identifier: str | None
+    #: False: the IA film item's metadata has no ``sound`` value (the collection cannot tell: needs_review)
+    sound_metadata: bool = True
 
 
 FILMS: tuple[VFilm, ...] = (
@@ -113,6 +116,13 @@ FILMS: tuple[VFilm, ...] = (
     VFilm("sheikh", "tt9000001", "The Desert Sheikh", 1926, "Par", False, 1900, ("Desert Sheikh",), "TheDesertSheikh1926"),
     VFilm("ranch", "tt9000002", "Ranch of Dreams", 1926, "FN", False, 640, ("Ranch of Dreams",), None),
     VFilm("bargain", "tt9000003", "Her Bargain Day", 1926, "M-G", False, 720, ("Her Bargain Day",), "HerBargainDay1926"),
+    # never registered (no CCE entry), released before the 95-year line: public domain by rule
+    # R1_release_date; a sound film on IA → in the collection
+    VFilm("canary", "tt9000004", "The Talking Canary", 1926, "WB", True, 410, ("Talking Canary",),
+          "TheTalkingCanary1926"),
+    # the same, but its IA item says nothing about sound: needs_review (sound:unknown), never dropped
+    VFilm("cavalcade", "tt9000005", "Jazz Cavalcade", 1926, "FN", True, 380, ("Jazz Cavalcade",),
+          "JazzCavalcade1926", sound_metadata=False),
 )
 FILM_BY_KEY: dict[str, VFilm] = {f.key: f for f in FILMS}
 
@@ -345,6 +355,9 @@ BOOKINGS_1926: dict[str, list[dict[str, Any]]] = {
     "Chicago": [
         {"th": 0, "films": ["sheikh"], "wk": 1},
         {"th": 3, "films": ["ranch", "bargain"], "wk": 1},
+        # last on the page: the entries above keep their random draws
+        {"th": 1, "films": ["canary"], "wk": 1},
+        {"th": 2, "films": ["cavalcade"], "wk": 1},
     ],
 }
 
@@ -547,11 +560,14 @@ def write_gemini_examples(out_dir: Path | str) -> list[Path]:
 
 
 def _film_item_metadata(f: VFilm) -> dict[str, Any]:
-    return {"identifier": f.ia_identifier, "mediatype": "movies", "collection": ["feature_films", "moviesandfilms"],
+    meta = {"identifier": f.ia_identifier, "mediatype": "movies", "collection": ["feature_films", "moviesandfilms"],
             "title": f.title, "year": str(f.year), "date": f"{f.year}", "sound": "sound" if f.sound else "silent",
             "color": "black and white", "runtime": "68 min" if f.sound else "62 min",
             "description": f"{f.title} ({f.year}), a feature film distributed by {f.dist}.",
             "licenseurl": "http://creativecommons.org/publicdomain/mark/1.0/"}
+    if not f.sound_metadata:
+        del meta["sound"]
+    return meta
 
 
 def generate_variety_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
@@ -620,7 +636,8 @@ def generate_variety_world(out_dir: Path | str, seed: int = DEFAULT_SEED) -> dic
             meta = _film_item_metadata(f)
             write_item(ia_dir, f.ia_identifier, meta, {f"{f.ia_identifier}_meta.xml": film_meta_xml(f.ia_identifier, meta)})
         manifest["films"].append({"key": f.key, "imdb": f.imdb, "title": f.title, "year": f.year, "dist": f.dist,
-                                  "sound": f.sound, "aliases": list(f.aliases), "ia_identifier": f.ia_identifier})
+                                  "sound": f.sound, "sound_metadata": f.sound_metadata, "aliases": list(f.aliases),
+                                  "ia_identifier": f.ia_identifier})
     # alias map per year (every printed form of a catalog film), counts, top-100 membership
     for year, counts in sorted(alias_counts.items()):
         amap = {}

@@ -212,6 +212,11 @@ class Environment(ABC):
         """Key, base URL and client options of Gemini page readers (None: no key)."""
 
     @abstractmethod
+    def gemini_key_ref(self) -> Any:
+        """An :class:`extractors.gemini_pages.GeminiKeyRef`: how the worker of a Gemini item job
+        finds the key (the key is resolved there, never passed in clear)."""
+
+    @abstractmethod
     def hollywood_inputs(self) -> HollywoodInputs:
         """The Hollywood flow's input files."""
 

@@ -114,6 +114,12 @@ class LiveEnvironment(Environment):
 
         return build_gemini_endpoint(resolve_api_key(self.settings), self.service_endpoints(), self.tuning)
 
+    def gemini_key_ref(self) -> Any:
+        from extractors.gemini_pages import GeminiKeyRef
+
+        cur = self.settings.curation  # the same sources as resolve_api_key, resolved by the worker
+        return GeminiKeyRef(cur.gemini_api_key, cur.gemini_api_key_block)
+
     def hollywood_inputs(self) -> HollywoodInputs:
         hs = self.settings.hollywood
         return HollywoodInputs(catalog=_path(hs.catalog_path), gold_dir=_path(hs.gold_dir),

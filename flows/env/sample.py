@@ -282,6 +282,14 @@ class SampleEnvironment(Environment):
 
         return build_gemini_endpoint(DEFAULT_API_KEY, self.service_endpoints(), self.tuning)
 
+    def gemini_key_ref(self) -> Any:
+        from pydantic import SecretStr
+
+        from extractors.gemini_pages import GeminiKeyRef
+        from fixtures.gemini_server import DEFAULT_API_KEY
+
+        return GeminiKeyRef(SecretStr(DEFAULT_API_KEY))  # the fixture server's published key
+
     def hollywood_inputs(self) -> HollywoodInputs:
         v, c = self.worlds.get("variety"), self.worlds.get("cce")
         return HollywoodInputs(catalog=v / "catalog.tsv" if v else None, gold_dir=v / "gold" if v else None,

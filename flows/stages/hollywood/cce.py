@@ -3,9 +3,12 @@
 * discover: Catalog of Copyright Entries motion-picture volumes on the Internet Archive
   (``extractors.ia.CCE_QUERY``); each volume's page texts from its hOCR page index or ``_djvu.xml``
   (``IAClient.page_texts``; a ``_djvu.txt`` only is reason ``no_page_index``) and the
-  page images of every volume (``IAClient.page_images``: IA's ``_jp2.zip``, else the PDF rendered by
-  pdf2image at :data:`extractors.cce.gemini_pages.PAGE_DPI`; PNG, content-addressed in the raw
-  store, ``image_sha256`` per page). A volume without a text layer gives ``image_only`` pages. A
+  page images of every volume, one page at a time (``IAClient.iter_page_images``: one ``_jp2.zip``
+  member per leaf of the scan data, else the PDF rendered page by page by pdf2image at
+  :data:`extractors.cce.gemini_pages.PAGE_DPI`; fitted to the model's inline limit,
+  content-addressed in the raw store, ``image_sha256`` per page). Each volume is one job on the
+  run's item runner (:func:`flows.stages.hollywood.pages.cce_volume_work`), and so is each
+  volume's Gemini reading in ``cce-parse``. A volume without a text layer gives ``image_only`` pages. A
   page with no or an unusable text layer is read by Tesseract from its image
   (:mod:`flows.stages.hollywood.ocr`; ``text_engine`` / ``text_reason`` per page). A
   leaf whose running head says RENEWAL is a renewal page, every other leaf a registration page.
@@ -42,27 +45,25 @@ from collections import Counter
 from dataclasses import asdict
 from datetime import date
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import duckdb
 
 from flows.kernel_context import RunContext
-from flows.stages.hollywood.common import (PDStage, file_digest, gemini_inputs, gemini_read_chunked, gemini_reader,
-                                    ia_client,
-                                    raw_store, refuse_item, replace_rows)
-from flows.stages.hollywood.ocr import ensure_text_columns, ocr_inputs, page_text
+from flows.stages.hollywood.common import (PDStage, file_digest, gemini_inputs, gemini_job, ia_client, ia_spec,
+                                           item_runner, raw_store, refuse_item, replace_rows)
+from flows.stages.hollywood.ocr import ensure_text_columns, ocr_inputs
 
-#: ``extractor`` of the rows the OCR-text parser, Gemini and the CPRS export reader give
-OCR_EXTRACTOR, GEMINI_EXTRACTOR, EXPORT_EXTRACTOR = "ocr-rules", "gemini", "export"
-#: ``extractor`` of the rows the OCR-text parser read from Tesseract's text of an image-only page
-TESSERACT_EXTRACTOR = "tesseract"
-#: reason code of a page whose reading raised (an unforeseen bug: recorded, never a stage failure)
-INTERNAL_ERROR = "internal_error"
+from flows.stages.hollywood.cce_pages import (  # noqa: F401  (the row builders, re-exported)
+    EXPORT_EXTRACTOR, GEMINI_EXTRACTOR, INTERNAL_ERROR, OCR_EXTRACTOR, TESSERACT_EXTRACTOR, crosscheck_row,
+    registration_row, renewal_row, unparsed_row,
+)
 
 
 class CCEDiscoverStage(PDStage):
     name = "cce-discover"
-    version = "4"  # 2: library century inference / entry splitting / 1P->LP reading; 3: page images of every page; 4: Tesseract
+    version = "5"  # 2: library century inference / entry splitting / 1P->LP reading; 3: page images of every page; 4: Tesseract; 5: volume jobs, page images one page at a time
     reads = ()
     writes = ("pd_cce_items", "pd_cce_pages")
     retries = 1
@@ -77,58 +78,35 @@ class CCEDiscoverStage(PDStage):
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from extractors.cce.gemini_pages import PAGE_DPI
         from extractors.cce.parse import volume_year
-        from extractors.ocr_tesseract import PSM_CATALOG
         from extractors.ia import CCE_QUERY
+        from extractors.ocr_tesseract import PSM_CATALOG, options_of
         from extractors.providers.errors import ProviderError
+        from flows.stages.hollywood.pages import cce_volume_failed, cce_volume_work
 
         client = ia_client(ctx)
-        store = raw_store(ctx)
         items, pages = [], []
         reasons: Counter[str] = Counter()
+        spec, opts = ia_spec(ctx, client), options_of(ctx.settings.hollywood)
+        jobs = []
         for ident in client.search_items(CCE_QUERY):
             row: dict[str, Any] = {"item_id": ident, "reason": None}
             try:
                 meta = client.metadata(ident)
-                row.update(title=meta.get("title"), context_year=volume_year(
-                    ident, meta.get("title"), str(meta.get("date") or meta.get("year") or "")))
-                texts = None
-                try:  # page text from a page-indexed derivative (hOCR page index / _djvu.xml)
-                    pt = client.page_texts(ident)
-                    texts = pt.texts
-                    row.update(djvu_sha256=pt.sha256, text_source=pt.source, n_pages=len(texts))
-                except ProviderError as exc:
-                    if exc.reason_code != "no_text_layer":
-                        raise
             except ProviderError as exc:
                 refuse_item(row, exc, reasons, items)
                 continue
-            images: dict[int, str] = {}
-            try:
-                images = {p.page: p.sha256 for p in client.page_images(ident, dpi=PAGE_DPI)}  # stored by the client
-            except ProviderError as exc:  # text pages stay readable by the OCR parser
-                refuse_item(row, exc, reasons)
-            if texts is not None:
-                for leaf, text in enumerate(texts):
-                    # a missing or unusable leaf text is Tesseract's reading of the page image
-                    got = page_text(ctx, store, text, images.get(leaf), psm=PSM_CATALOG)
-                    sha = store.put(got.text.encode("utf-8"))[0] if got.text is not None else None
-                    if sha is None:
-                        kind = "image_only"
-                    else:
-                        kind = "renewals" if "RENEWAL" in got.text[:300].upper() else "registrations"
-                    pages.append({"item_id": ident, "page": leaf, "kind": kind, "ocr_sha256": sha,
-                                  "image_sha256": images.get(leaf), "text_engine": got.engine,
-                                  "text_reason": got.reason})
-            elif images:
-                row.update(text_source="pdf_images", n_pages=len(images), reason=row["reason"] or "no_text_layer")
-                reasons["no_text_layer"] += 1
-                for leaf, sha in sorted(images.items()):
-                    # no text layer: Tesseract's text (read by the parser when Gemini is unavailable)
-                    got = page_text(ctx, store, None, sha, psm=PSM_CATALOG)
-                    pages.append({"item_id": ident, "page": leaf, "kind": "image_only",
-                                  "ocr_sha256": store.put(got.text.encode("utf-8"))[0] if got.text is not None else None,
-                                  "image_sha256": sha, "text_engine": got.engine, "text_reason": got.reason})
+            row.update(title=meta.get("title"), context_year=volume_year(
+                ident, meta.get("title"), str(meta.get("date") or meta.get("year") or "")))
+            jobs.append((spec, row, opts, PSM_CATALOG, PAGE_DPI, ctx.settings.hollywood.page_image_max_b64_bytes))
+        # one volume per job on the run's item runner (page texts, page images, Tesseract)
+        requests, failed_attempts = client.requests, len(client.events)
+        for row, vol_pages, why, n_req, n_failed in item_runner(ctx).map(cce_volume_work, jobs, cce_volume_failed):
             items.append(row)
+            pages.extend(vol_pages)
+            reasons.update(why)
+            requests, failed_attempts = requests + n_req, failed_attempts + n_failed
+        items.sort(key=lambda r: r["item_id"])
+        pages.sort(key=lambda p: (p["item_id"], p["page"]))
         replace_rows(con, "pd_cce_items", items)
         ensure_text_columns(con, "pd_cce_pages")
         replace_rows(con, "pd_cce_pages", pages)
@@ -136,72 +114,17 @@ class CCEDiscoverStage(PDStage):
                 "page_images": sum(p["image_sha256"] is not None for p in pages),
                 "text_engines": dict(Counter(str(p["text_engine"]) for p in pages)),
                 "text_reasons": dict(Counter(p["text_reason"] for p in pages if p["text_reason"])),
-                "volume_failures": dict(reasons)}
+                "volume_failures": dict(reasons), "volume_jobs": len(jobs), "ia_requests": requests,
+                "ia_failed_attempts": failed_attempts}
 
 
 def cprs_path(ctx: RunContext) -> Path | None:
     return ctx.env.hollywood_inputs().cprs_export
 
 
-def registration_row(source: str, item: str | None, page: int | None, x: Any, extractor: str) -> dict[str, Any]:
-    """A ``pd_registrations`` row of a :class:`extractors.cce.parse.RegistrationRecord` (OCR parser
-    or Gemini alike). A number of another class than the film classes (1978 on: PA) is read again
-    without the class filter (``reg:read_without_class_filter``), else kept as printed."""
-    from extractors.cce.normalize import normalize_reg_id
-
-    reg_id, confident, reasons = x.reg_id, x.reg_id is not None, list(x.reasons)
-    if reg_id is None:
-        reading = normalize_reg_id(x.reg_raw, classes=None)
-        reg_id = reading.value
-        confident = reg_id is not None
-        reasons.append("reg:read_without_class_filter" if confident else "reg:uncertain")
-    return {"source": source, "item_id": item, "page": page, "title": x.title, "reg_id": reg_id or x.reg_raw,
-            "reg_date": x.reg_date, "claimant": x.claimant, "reg_raw": x.reg_raw, "confident": confident,
-            "reasons": ";".join(dict.fromkeys(reasons)), "extractor": extractor}
-
-
-def renewal_row(source: str, item: str | None, page: int | None, x: Any, extractor: str) -> dict[str, Any]:
-    """A ``pd_renewals`` row of a :class:`extractors.cce.parse.RenewalRecord`."""
-    orig = x.orig_reg_id
-    return {"source": source, "item_id": item, "page": page, "title": x.title,
-            "orig_reg_id": orig or x.orig_reg_raw, "orig_date": x.orig_date,
-            "renewal_id": x.renewal_id or x.renewal_raw, "renewal_date": x.renewal_date,
-            "claimant": x.claimant, "basis": x.basis, "layout": x.layout, "orig_reg_raw": x.orig_reg_raw,
-            # a renewal dated implausibly far from its registration (flag:...) is kept, never trusted
-            "renewal_raw": x.renewal_raw,
-            "confident": orig is not None and x.renewal_id is not None and not any(
-                r.startswith("flag:") for r in x.reasons),
-            "reasons": ";".join(x.reasons), "extractor": extractor}
-
-
-def unparsed_row(source: str, item: str | None, page: int | None, kind: str, u: Any, extractor: str) -> dict[str, Any]:
-    """A ``pd_unparsed`` row of an :class:`extractors.cce.parse.Unparsed`."""
-    return {"source": source, "item_id": item, "page": page, "kind": kind, "reason": u.reason,
-            "raw": (u.raw or "")[:500], "detail": (u.detail or "")[:300], "extractor": extractor}
-
-
-def _gemini_kind(raw: str | None) -> str:
-    """registration | renewal of a Gemini row that :func:`to_records` could not read (its raw JSON)."""
-    try:
-        kind = json.loads(raw or "{}").get("kind")
-    except (ValueError, AttributeError):
-        kind = None
-    return kind if kind in ("registration", "renewal") else "page"
-
-
-def crosscheck_row(item: str, page: int, kind: str, model: str, ocr: list[Any], gemini: list[Any]) -> dict[str, Any]:
-    """A ``pd_cce_crosscheck`` row: :func:`extractors.cce.gemini_pages.page_agreement` of one text page."""
-    from extractors.cce.gemini_pages import page_agreement
-
-    a = page_agreement(ocr, gemini)
-    return {"item_id": item, "page": page, "kind": kind, "model": model, "n_ocr": a["n_ocr"],
-            "n_gemini": a["n_gemini"], "matched": a["matched"], "ocr_only": a["ocr_only"],
-            "gemini_only": a["gemini_only"], "renewal_differs": a["renewal_differs"], "agree": a["agree"]}
-
-
 class CCEParseStage(PDStage):
     name = "cce-parse"
-    version = "4"  # 2: library century inference / entry splitting / 1P->LP reading; 3: Gemini pages, extractor; 4: Tesseract
+    version = "5"  # 2: library century inference / entry splitting / 1P->LP reading; 3: Gemini pages, extractor; 4: Tesseract; 5: volume jobs
     reads = ("pd_cce_items", "pd_cce_pages")
     writes = ("pd_registrations", "pd_renewals", "pd_unparsed", "pd_cce_crosscheck")
 
@@ -212,17 +135,14 @@ class CCEParseStage(PDStage):
     def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
         return {"cprs": file_digest(cprs_path(ctx)), **gemini_inputs(ctx)}
 
-    def _gemini(self, ctx: RunContext) -> Any:
-        """The CCE Gemini page extractor, or None (disabled / no key)."""
-        from extractors.cce.gemini_pages import GeminiCCEExtractor
-
-        return gemini_reader(ctx, GeminiCCEExtractor)
+    def _gemini(self, ctx: RunContext, jobs: int = 1) -> Any:
+        """The CCE Gemini page reader's item-job settings, or None (disabled / no key)."""
+        return gemini_job(ctx, "cce", jobs)
 
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-        from extractors.cce.gemini_pages import PageRef, to_records
-        from extractors.cce.parse import (
-            RenewalRecord, parse_registration_text, parse_renewal_text, read_renewal_export, volume_coverage,
-        )
+        from extractors.cce.parse import read_renewal_export, volume_coverage
+        from flows.stages.hollywood.cce_pages import parse_volume_failed, parse_volume_work
+        from flows.stages.hollywood.pages import gemini_item_failed, gemini_item_work
 
         store = raw_store(ctx)
         regs: list[dict[str, Any]] = []
@@ -242,104 +162,46 @@ class CCEParseStage(PDStage):
             p["coverage"] = volume_coverage(p["item_id"], p["vol_title"]) if p["kind"] != "renewals" else None
 
         # Gemini on every page image (cached per image; the fixture or the live API)
-        gem = self._gemini(ctx)
+        with_image: dict[str, list[tuple]] = {}
+        for p in pages:
+            if p["image_sha256"]:
+                with_image.setdefault(p["item_id"], []).append((p["page"], p["page"], "", p["image_sha256"]))
+        gem = self._gemini(ctx, len(with_image))
         answers: dict[tuple[str, int], list[dict[str, Any]]] = {}
         failed: dict[tuple[str, int], Any] = {}
         if gem is not None:
-            with_image = [p for p in pages if p["image_sha256"]]
-            res = gemini_read_chunked(ctx, gem, with_image,  # images read chunk by chunk, not all at once
-                                      lambda p: PageRef(p["item_id"], p["page"], store.get(p["image_sha256"])))
-            for r in res.rows:
-                answers.setdefault((r["item_id"], r["page"]), []).append(r)
-            failed = {(e.item_id, e.page): e for e in res.errors}
-            stats.update(gemini_model=gem.model, gemini_pages=len(with_image), gemini_rows=len(res.rows),
-                         gemini_calls=res.calls, gemini_cache_hits=res.cache_hits,
-                         gemini_errors=dict(Counter(e.reason for e in res.errors)))
-            if res.errors:  # failed pages are asked again by the next build: no reusable marker
+            # one volume per job on the run's item runner (images read chunk by chunk, cached per image)
+            spec = ia_spec(ctx)
+            jobs = [(gem, spec, item_id, None, vol, 0) for item_id, vol in sorted(with_image.items())]
+            calls = hits = n_rows = 0
+            err_n: Counter[str] = Counter()
+            for res in item_runner(ctx).map(gemini_item_work, jobs, gemini_item_failed):
+                for r in res["rows"]:
+                    answers.setdefault((r["item_id"], r["page"]), []).append(r)
+                for item_id, page, model, reason, detail in res["errors"]:
+                    failed[(item_id, page)] = SimpleNamespace(reason=reason, detail=detail, model=model)
+                    err_n[reason] += 1
+                calls, hits, n_rows = calls + res["calls"], hits + res["cache_hits"], n_rows + len(res["rows"])
+            stats.update(gemini_model=gem.model, gemini_pages=sum(len(v) for v in with_image.values()),
+                         gemini_rows=n_rows, gemini_calls=calls, gemini_cache_hits=hits, gemini_errors=dict(err_n))
+            if failed:  # failed pages are asked again by the next build: no reusable marker
                 stats["incomplete"] = True
 
-        def gemini_failure(p: dict[str, Any]) -> bool:
-            """A pd_unparsed row when Gemini should have read the page and did not."""
-            if gem is None:
-                return False
-            if not p["image_sha256"]:
-                unparsed.append({"source": p["source"], "item_id": p["item_id"], "page": p["page"], "kind": "page",
-                                 "reason": "gemini:no_page_image", "raw": None,
-                                 "detail": "the volume has no page image for this leaf", "extractor": GEMINI_EXTRACTOR})
-                return True
-            err = failed.get((p["item_id"], p["page"]))
-            if err is not None:
-                unparsed.append({"source": p["source"], "item_id": p["item_id"], "page": p["page"], "kind": "page",
-                                 "reason": f"gemini:{err.reason}", "raw": None, "detail": (err.detail or "")[:300],
-                                 "extractor": GEMINI_EXTRACTOR})
-                return True
-            return False
-
-        def gemini_records(p: dict[str, Any]) -> Any:
-            opts: dict[str, Any] = {"volume_year": p["year"]}
-            if p["coverage"] is not None:
-                opts["coverage"] = p["coverage"]
-            return to_records(answers.get((p["item_id"], p["page"]), []), **opts)
-
-        def parse_text(p: dict[str, Any], text: str, kind: str, extractor: str) -> Any:
-            """The OCR-text parser on one page's text (IA text layer or Tesseract's)."""
-            source, item, page = p["source"], p["item_id"], p["page"]
-            if kind == "renewals":
-                ocr = parse_renewal_text(text, volume_year=p["year"])
-                rens.extend([renewal_row(source, item, page, x, extractor) for x in ocr.records])
-                unparsed.extend([unparsed_row(source, item, page, "renewal", u, extractor) for u in ocr.unparsed])
-            else:
-                ocr = parse_registration_text(text, volume_year=p["year"], coverage=p["coverage"])
-                unparsed.extend([unparsed_row(source, item, page, "registration", u, extractor)
-                                 for u in ocr.unparsed])
-                regs.extend([registration_row(source, item, page, x, extractor) for x in ocr.records])
-            return ocr
-
-        def read_page(p: dict[str, Any]) -> None:
-            """The rows of one page (registrations, renewals, unparsed entries, cross-check)."""
-            source, item, page = p["source"], p["item_id"], p["page"]
-            if p["kind"] == "image_only":
-                if gem is None and p["ocr_sha256"]:  # no Gemini: the parser reads Tesseract's text
-                    text = store.get(p["ocr_sha256"]).decode("utf-8")
-                    parse_text(p, text, "renewals" if "RENEWAL" in text[:300].upper() else "registrations",
-                               TESSERACT_EXTRACTOR)
-                    return
-                if gem is None:
-                    why = p["text_reason"] if p["text_reason"] not in (None, "no_text_layer") else "image_only_page"
-                    unparsed.append({"source": source, "item_id": item, "page": page, "kind": "page",
-                                     "reason": why, "raw": None,
-                                     "detail": "no text layer, Gemini unavailable and no Tesseract text "
-                                               f"({p['text_reason'] or 'not OCRed'}): page image stored, not read",
-                                     "extractor": TESSERACT_EXTRACTOR if why != "image_only_page" else None})
-                    return
-                if gemini_failure(p):
-                    return
-                res = gemini_records(p)
-                for x in res.records:
-                    if isinstance(x, RenewalRecord):
-                        rens.append(renewal_row(source, item, page, x, GEMINI_EXTRACTOR))
-                    else:
-                        regs.append(registration_row(source, item, page, x, GEMINI_EXTRACTOR))
-                for u in res.unparsed:
-                    unparsed.append(unparsed_row(source, item, page, _gemini_kind(u.raw), u, GEMINI_EXTRACTOR))
-                return
-            text = store.get(p["ocr_sha256"]).decode("utf-8")
-            # a page whose text layer was unusable is read from Tesseract's text (cce-discover)
-            ocr = parse_text(p, text, p["kind"], TESSERACT_EXTRACTOR if p["text_engine"] == "tesseract" else OCR_EXTRACTOR)
-            if gem is not None and not gemini_failure(p):
-                cross.append(crosscheck_row(item, page, p["kind"], gem.model, ocr.records, gemini_records(p).records))
-
+        # the pages of each volume read in one job on the run's item runner (OCR-text parser on
+        # text pages and Tesseract text, Gemini's answers on image-only pages, the cross-check)
+        by_volume: dict[str, list[dict[str, Any]]] = {}
         for p in pages:
-            mark = (len(regs), len(rens), len(unparsed), len(cross))
-            try:
-                read_page(p)
-            except Exception as exc:  # this page is an internal_error row; the others are read
-                del regs[mark[0]:], rens[mark[1]:], unparsed[mark[2]:], cross[mark[3]:]
-                unparsed.append({"source": p["source"], "item_id": p["item_id"], "page": p["page"], "kind": "page",
-                                 "reason": INTERNAL_ERROR, "raw": None,
-                                 "detail": f"{type(exc).__name__}: {str(exc) or repr(exc)}"[:300],
-                                 "extractor": (OCR_EXTRACTOR if p["kind"] != "image_only" else
-                                               GEMINI_EXTRACTOR if gem is not None else TESSERACT_EXTRACTOR)})
+            q = {k: v for k, v in p.items() if k != "vol_title"}
+            q["ocr_url"] = store.url_for(p["ocr_sha256"]) if p["ocr_sha256"] else None
+            by_volume.setdefault(p["item_id"], []).append(q)
+        jobs = [(vol, {k[1]: v for k, v in answers.items() if k[0] == item_id},
+                 {k[1]: (e.reason, e.detail) for k, e in failed.items() if k[0] == item_id},
+                 gem.model if gem is not None else None) for item_id, vol in sorted(by_volume.items())]
+        for v_regs, v_rens, v_unparsed, v_cross in item_runner(ctx).map(parse_volume_work, jobs, parse_volume_failed):
+            regs += v_regs
+            rens += v_rens
+            unparsed += v_unparsed
+            cross += v_cross
         export = cprs_path(ctx)
         if export is not None and export.is_file():
             res = read_renewal_export(export, film_only=True)

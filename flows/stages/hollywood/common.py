@@ -6,12 +6,13 @@
   the Hollywood settings only (a subtitle threshold changing must not rerun Variety extraction),
   against that DB (run by the kernel's one executor, :func:`flows.kernel_exec.execute`).
 * The shared content-addressed raw store (``CINESUB_HOME/raw``), the IA client, table writes.
-* The Gemini page readers of the Variety and CCE stages: :func:`gemini_reader` builds one from the
-  settings (fixture or live endpoint), :func:`gemini_read` runs it (sequential or Batch API),
-  :func:`gemini_inputs` is their fingerprint material.
+* What the item jobs of the Variety and CCE stages need (flows/stages/hollywood/pages.py):
+  :func:`ia_spec` (the archive and the raw store), :func:`gemini_job` (the Gemini page reader of
+  the settings, fixture or live endpoint, sequential or Batch API); :func:`gemini_inputs` is
+  their fingerprint material; :func:`item_runner` the run's item runner.
 
-Credentials never travel in task parameters (Prefect records them): the run's environment
-(:mod:`flows.env`) resolves the Gemini key where a reader is built.
+Credentials never travel in task parameters (Prefect records them): a Gemini job carries where
+the key is found (the run's environment, :mod:`flows.env`, says), and the worker resolves it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -109,56 +110,45 @@ def gemini_inputs(ctx: RunContext) -> dict[str, Any]:
     return {"gemini": ctx.gemini.fingerprint(), "gemini_endpoint": ctx.env.kind}
 
 
-def gemini_reader(ctx: RunContext, reader_cls: Any, **options: Any) -> Any:
-    """A Gemini page reader of ``reader_cls`` (an :class:`extractors.gemini_pages.GeminiPageReader`
-    subclass: the Variety or the CCE extractor) configured from the Hollywood settings, or None
-    when the flow's plan says Gemini is unavailable (disabled, no key). The environment gives the
-    key, base URL and client options. Answers are cached per image under
-    ``CINESUB_HOME/cache/gemini-pages``."""
-    if not ctx.gemini.available:
+def item_runner(ctx: RunContext) -> Any:
+    """The run's item runner (flows/items.py: local processes or a Dask cluster); in-process for a
+    stage run outside a flow (tests, benchmarks)."""
+    from flows.items import LocalItemRunner
+
+    return ctx.items if getattr(ctx, "items", None) is not None else LocalItemRunner(1)
+
+
+def ia_spec(ctx: RunContext, client: Any | None = None) -> Any:
+    """How an item job's worker reaches the run's archive endpoint and the raw store."""
+    from flows.stages.hollywood.pages import IASpec
+
+    client = client or ia_client(ctx)
+    st = ctx.settings
+    return IASpec(f"{client.session.protocol}//{client.session.host}", str(st.raw_store_url or st.raw_dir),
+                  str(st.raw_dir), client.retry)
+
+
+def gemini_job(ctx: RunContext, task: str, jobs: int = 1) -> Any:
+    """The Gemini page reader of ``task`` (``variety`` | ``cce``) as item jobs build it
+    (:class:`flows.stages.hollywood.pages.GeminiJob`), or None when the flow's plan says Gemini is
+    unavailable (disabled, no key). The named ``hollywood.gemini_*`` settings, then the
+    environment's client manners; the requests-per-minute budget is shared among the item jobs
+    that can run at once (the runner's workers, at most ``jobs``), so the cluster as a whole keeps
+    to the rate limit. Answers are cached per image under ``CINESUB_HOME/cache/gemini-pages``."""
+    if not getattr(ctx, "gemini", None) or not ctx.gemini.available:
         return None
     ep = ctx.env.gemini_endpoint()
     if ep is None:
         return None
     from extractors.gemini_pages import reader_options
+    from flows.stages.hollywood.pages import GeminiJob
 
-    # the named hollywood.gemini_* settings, then the environment's client manners
-    return reader_cls(ep.api_key, base_url=ep.base_url, cache_dir=ctx.settings.home / "cache" / "gemini-pages",
-                      **{**reader_options(ctx.settings.hollywood), **ep.options, **options})
-
-
-def gemini_read(ctx: RunContext, reader: Any, pages: Sequence[Any]) -> Any:
-    """Read ``pages`` with ``reader``: one Batch API job series when ``hollywood.gemini_batch``
-    (poll interval and inline size from the environment), else sequential calls on the reader's
-    thread pool. Returns its ``ExtractionResult``."""
-    if ctx.settings.hollywood.gemini_batch:
-        ep = ctx.env.gemini_endpoint()
-        return reader.extract_pages_batch(pages, **(ep.batch_options if ep else {}))
-    return reader.extract_pages(pages)
-
-
-#: kept pages whose images are held in memory at once while Gemini reads them: the stage loads
-#: and sends them chunk by chunk, so memory does not grow with the number of items
-GEMINI_CHUNK_PAGES = 64
-
-
-def gemini_read_chunked(ctx: RunContext, reader: Any, pages: Sequence[Any], make_ref: Callable[[Any], Any],
-                        chunk: int = GEMINI_CHUNK_PAGES) -> Any:
-    """:func:`gemini_read` over ``pages`` in chunks of ``chunk``; ``make_ref(page)`` loads one
-    page's image (from the raw store) only when its chunk is sent. Returns one merged
-    ``ExtractionResult`` (rows and errors in page order of the chunks)."""
-    from extractors.gemini_pages import ExtractionResult
-
-    merged = ExtractionResult(rows=[], errors=[])
-    for start in range(0, len(pages), max(1, chunk)):
-        refs = [make_ref(p) for p in pages[start:start + chunk]]
-        res = gemini_read(ctx, reader, refs)
-        del refs
-        merged.rows.extend(res.rows)
-        merged.errors.extend(res.errors)
-        merged.calls += res.calls
-        merged.cache_hits += res.cache_hits
-    return merged
+    opts = {**reader_options(ctx.settings.hollywood), **ep.options}
+    parallel = max(1, min(int(getattr(item_runner(ctx), "workers", 1) or 1), max(1, jobs)))
+    if opts.get("requests_per_minute"):
+        opts["requests_per_minute"] = opts["requests_per_minute"] / parallel
+    return GeminiJob(task, ctx.env.gemini_key_ref(), ep.base_url, opts, bool(ctx.settings.hollywood.gemini_batch),
+                     dict(ep.batch_options), str(ctx.settings.home / "cache" / "gemini-pages"), model=opts.get("model"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,3 +189,19 @@ def copy_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table | None
         con.execute("ROLLBACK")
         raise
     return 0 if data is None else data.num_rows
+
+
+def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> int:
+    """Insert ``rows`` into ``table`` by column name (no delete, no transaction of its own: the
+    caller's)."""
+    if not rows:
+        return 0
+    cols = [r[0] for r in con.execute(f'DESCRIBE "{table}"').fetchall()]
+    keys = set().union(*(r.keys() for r in rows))
+    present = [c for c in cols if c in keys]
+    data = pa.Table.from_pylist([{c: r.get(c) for c in present} for r in rows])
+    con.register("_pd_append", data)
+    names = ", ".join(f'"{c}"' for c in present)
+    con.execute(f'INSERT INTO "{table}" ({names}) SELECT {names} FROM _pd_append')
+    con.unregister("_pd_append")
+    return data.num_rows

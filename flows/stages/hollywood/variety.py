@@ -23,65 +23,40 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from collections import Counter
 from typing import Any
 
 import duckdb
 
-from flows.items import LocalItemRunner
+from extractors.variety.issue_dates import head_issue_date  # noqa: F401  (re-exported: tests, docs)
 from flows.kernel_context import RunContext
-from flows.stages.hollywood.common import (PDStage, file_digest, gemini_inputs, gemini_read_chunked, gemini_reader,
-                                           ia_client)
+from flows.stages.hollywood.common import (PDStage, append_rows, file_digest, gemini_inputs, gemini_job, ia_client,
+                                           ia_spec, item_runner)
 from flows.stages.hollywood.common import raw_store, refuse_item, replace_rows
-from flows.stages.hollywood.pages import extract_failed, extract_work, filter_failed, filter_work
-from flows.stages.hollywood.ocr import ensure_text_columns, member_page_text, ocr_inputs
-
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_HEAD_DATE_RE = re.compile(r"([A-Za-z][A-Za-z^]{2,9})\.?\s+(\d{1,2})\s*[,.]?\s*(1[89]\d\d)")
-#: how far a running-head date may lie outside the item's own date range (days)
-ISSUE_DATE_SLACK_DAYS = 10
-
-
-def _iso(value: Any) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(str(value)[:10]) if value else None
-    except ValueError:
-        return None
-
-
-def head_issue_date(text: str, lo: dt.date | None = None, hi: dt.date | None = None,
-                    head_chars: int = 250) -> dt.date | None:
-    """The issue date printed in a page's running head ("Wednesday, March 7, 1934"), tolerant
-    of OCR-damaged month names (rapidfuzz ≥ 80), and inside ``[lo, hi]`` ± a few days when given."""
-    from rapidfuzz import fuzz, process
-
-    for m in _HEAD_DATE_RE.finditer(text[:head_chars]):
-        word = m.group(1).lower().replace("^", "")
-        hit = process.extractOne(word, _MONTHS, scorer=fuzz.ratio, score_cutoff=80)
-        if hit is None:
-            continue
-        try:
-            d = dt.date(int(m.group(3)), _MONTHS.index(hit[0]) + 1, int(m.group(2)))
-        except ValueError:
-            continue
-        slack = dt.timedelta(days=ISSUE_DATE_SLACK_DAYS)
-        if (lo and d < lo - slack) or (hi and d > hi + slack):
-            continue
-        return d
-    return None
+from flows.stages.hollywood.ocr import ensure_text_columns, ocr_inputs
 
 
 def _items(ctx: RunContext) -> Any:
-    """The run's item runner; in-process for a stage run outside a flow (tests)."""
-    return ctx.items if ctx.items is not None else LocalItemRunner(1)
+    return item_runner(ctx)
+
+
+def write_item(con: duckdb.DuckDBPyConnection, row: dict[str, Any], pages: list[dict[str, Any]]) -> None:
+    """Replace one item's row and pages in one transaction (a crash keeps every finished item)."""
+    con.execute("BEGIN")
+    try:
+        con.execute("DELETE FROM pd_pages WHERE item_id = ?", [row["item_id"]])
+        con.execute("DELETE FROM pd_variety_items WHERE item_id = ?", [row["item_id"]])
+        append_rows(con, "pd_variety_items", [row])
+        append_rows(con, "pd_pages", pages)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 class VarietyDiscoverStage(PDStage):
     name = "variety-discover"
-    version = "2"  # 2: Tesseract for pages with no or unusable text layer
+    version = "3"  # 2: Tesseract for pages with no or unusable text layer; 3: item jobs, written item by item
     reads = ()
     writes = ("pd_variety_items", "pd_pages")
     retries = 1
@@ -96,83 +71,73 @@ class VarietyDiscoverStage(PDStage):
 
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from extractors.ia import variety_query
+        from extractors.ocr_tesseract import options_of
         from extractors.providers.errors import ProviderError
+        from flows.stages.hollywood.pages import discover_failed, discover_work
 
         hs = ctx.settings.hollywood
         client = ia_client(ctx)
-        store = raw_store(ctx)
         ids = client.search_items(variety_query(hs.variety_start, hs.variety_end))
         if hs.max_items:
             ids = ids[: hs.max_items]
-        # the previous build's items and pages: an item whose fingerprint (identifier +
-        # item_last_updated) is unchanged is taken over as it was, with no file fetched
-        prev_items = {r["item_id"]: r for r in _rows(con, "SELECT * FROM pd_variety_items")}
-        prev_pages: dict[str, list[dict[str, Any]]] = {}
-        for r in _rows(con, "SELECT * FROM pd_pages ORDER BY item_id, page"):
-            prev_pages.setdefault(r["item_id"], []).append(r)
-        items: list[dict[str, Any]] = []
-        pages: list[dict[str, Any]] = []
+        ensure_text_columns(con, "pd_pages")
+        con.execute("ALTER TABLE pd_variety_items ADD COLUMN IF NOT EXISTS detail VARCHAR")
+        # the previous build's items: one whose fingerprint (identifier + item_last_updated) is
+        # unchanged keeps its rows as they are (no file fetched); the others are item jobs on the
+        # run's item runner, written item by item as they finish (memory flat in the number of items)
+        prev = {i: (fp, why) for i, fp, why in con.execute(
+            "SELECT item_id, fingerprint, reason FROM pd_variety_items").fetchall()}
         reasons: Counter[str] = Counter()
         change: Counter[str] = Counter()
+        spec, opts = ia_spec(ctx, client), options_of(hs)
+        jobs = []
         for ident in ids:
             row: dict[str, Any] = {"item_id": ident, "reason": None}
             try:
                 meta = client.metadata(ident)
                 row["fingerprint"] = client.item_fingerprint(ident)
-                old = prev_items.get(ident)
-                if old is not None and old.get("fingerprint") == row["fingerprint"] and old.get("reason") is None:
-                    change["unchanged"] += 1
-                    items.append(old)
-                    pages.extend(prev_pages.get(ident, []))
-                    continue
-                change["changed" if old is not None else "new"] += 1
-                row.update(title=meta.get("title"), date_start=meta.get("date-start") or meta.get("date"),
-                           date_end=meta.get("date-end") or meta.get("date"))
-                pt = client.page_texts(ident)
             except ProviderError as exc:
-                refuse_item(row, exc, reasons, items)
+                refuse_item(row, exc, reasons)
+                write_item(con, row, [])
                 continue
-            texts, leaves = pt.texts, pt.alignment.leaves
-            row.update(djvu_sha256=pt.sha256, text_source=pt.source, alignment=pt.alignment.source,
-                       alignment_reason=pt.alignment.reason, jp2_zip=pt.names.get("jp2_zip"),
-                       images_source="jp2.zip" if pt.names.get("jp2_zip") else None, n_pages=len(texts))
-            if pt.alignment.reason:  # recorded per item; the pages stay usable
-                reasons[pt.alignment.reason] += 1
-            if not row["jp2_zip"]:
-                reasons["no_page_images"] += 1
-            items.append(row)
-            lo, hi = _iso(row.get("date_start")), _iso(row.get("date_end"))
-            prev: dt.date | None = None
-            for page, text in enumerate(texts):
-                # a missing or unusable page text is Tesseract's reading of the page's jp2 member (issue 17)
-                got = member_page_text(ctx, client, store, ident, row["jp2_zip"], leaves[page], text)
-                text = got.text or ""
-                sha = store.put(text.encode("utf-8"))[0] if got.text is not None else None
-                found = head_issue_date(text, lo, hi)
-                if found is not None:
-                    date, source = found, "running_head"
-                elif prev is not None:
-                    date, source = prev, "previous_page"
-                else:
-                    date, source = lo, "item_date"
-                prev = date
-                pages.append({"item_id": ident, "page": page, "leaf": leaves[page], "issue_date": date,
-                              "issue_date_source": source, "ocr_sha256": sha, "image_sha256": None,
-                              "text_engine": got.engine, "text_reason": got.reason})
-        change["removed"] = len(set(prev_items) - set(ids))
-        replace_rows(con, "pd_variety_items", items)
-        ensure_text_columns(con, "pd_pages")
-        replace_rows(con, "pd_pages", pages)
-        return {"items": len(items), "pages": len(pages), "item_failures": dict(reasons),
-                "text_engines": dict(Counter(str(p.get("text_engine")) for p in pages)),
-                "text_reasons": dict(Counter(p["text_reason"] for p in pages if p.get("text_reason"))),
+            old = prev.get(ident)
+            if old is not None and old[0] == row["fingerprint"] and old[1] is None:
+                change["unchanged"] += 1
+                continue
+            change["changed" if old is not None else "new"] += 1
+            row.update(title=meta.get("title"), date_start=meta.get("date-start") or meta.get("date"),
+                       date_end=meta.get("date-end") or meta.get("date"))
+            jobs.append((spec, row, opts))
+        requests, failed_attempts = client.requests, len(client.events)
+        for row, pages, n_req, n_failed in _items(ctx).map(discover_work, jobs, discover_failed):
+            requests, failed_attempts = requests + n_req, failed_attempts + n_failed
+            if row.get("reason"):
+                reasons[row["reason"]] += 1
+            else:
+                if row.get("alignment_reason"):  # recorded per item; the pages stay usable
+                    reasons[row["alignment_reason"]] += 1
+                if not row.get("jp2_zip"):
+                    reasons["no_page_images"] += 1
+            write_item(con, row, pages)
+        removed = sorted(set(prev) - set(ids))
+        change["removed"] = len(removed)
+        if removed:
+            con.execute("DELETE FROM pd_pages WHERE list_contains(?, item_id)", [removed])
+            con.execute("DELETE FROM pd_variety_items WHERE list_contains(?, item_id)", [removed])
+        n_pages = con.execute("SELECT count(*) FROM pd_pages").fetchone()[0]
+        return {"items": con.execute("SELECT count(*) FROM pd_variety_items").fetchone()[0], "pages": n_pages,
+                "item_failures": dict(reasons),
+                "text_engines": dict(con.execute("SELECT coalesce(text_engine, 'None'), count(*) FROM pd_pages "
+                                                 "GROUP BY ALL ORDER BY 1").fetchall()),
+                "text_reasons": dict(con.execute("SELECT text_reason, count(*) FROM pd_pages WHERE text_reason "
+                                                 "IS NOT NULL GROUP BY ALL ORDER BY 1").fetchall()),
                 "items_new": change["new"], "items_changed": change["changed"],
                 "items_unchanged": change["unchanged"], "items_removed": change["removed"],
-                "ia_requests": client.requests, "ia_failed_attempts": len(client.events)}
+                "item_jobs": len(jobs), "ia_requests": requests, "ia_failed_attempts": failed_attempts}
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
-    cur = con.execute(sql)
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    cur = con.execute(sql, params or [])
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, r)) for r in cur.fetchall()]
 
@@ -187,15 +152,33 @@ class VarietyFilterStage(PDStage):
         return stats.get("pages"), stats.get("kept"), dict(stats.get("dropped") or {})
 
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+        from flows.stages.hollywood.pages import filter_item_failed, filter_item_work
+
         store = raw_store(ctx)
-        jobs = [(item_id, page, store.url_for(sha) if sha else None, sha) for item_id, page, sha in con.execute(
-                "SELECT item_id, page, ocr_sha256 FROM pd_pages ORDER BY item_id, page").fetchall()]
-        # one page per job (on the run's item runner); a page that raises is its internal_error row
-        rows = sorted(_items(ctx).map(filter_work, jobs, filter_failed), key=lambda r: (r["item_id"], r["page"]))
-        replace_rows(con, "pd_page_filter", rows)
-        return {"pages": len(rows), "kept": sum(r["keep"] for r in rows),
-                "reasons": dict(Counter(r["reason"] for r in rows)),
-                "dropped": dict(Counter(r["reason"] for r in rows if not r["keep"]))}
+        # one item per job (on the run's item runner); a page that raises is its internal_error row
+        jobs = [(item_id, [(p, store.url_for(sha) if sha else None, sha) for p, sha in zip(pages, shas)])
+                for item_id, pages, shas in con.execute(
+                    """SELECT item_id, list(page ORDER BY page), list(ocr_sha256 ORDER BY page)
+                       FROM pd_pages GROUP BY item_id ORDER BY item_id""").fetchall()]
+        reasons: Counter[str] = Counter()
+        dropped: Counter[str] = Counter()
+        n = kept = 0
+        con.execute("BEGIN")
+        try:
+            con.execute("DELETE FROM pd_page_filter")
+            for _item, rows in _items(ctx).map(filter_item_work, jobs, filter_item_failed):
+                append_rows(con, "pd_page_filter", rows)  # written item by item, in any order
+                for r in rows:
+                    n += 1
+                    kept += bool(r["keep"])
+                    reasons[r["reason"]] += 1
+                    if not r["keep"]:
+                        dropped[r["reason"]] += 1
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        return {"pages": n, "kept": kept, "reasons": dict(reasons), "dropped": dict(dropped)}
 
 
 def _signature(r: dict[str, Any]) -> tuple:
@@ -234,14 +217,14 @@ def fetch_kept_images(ctx: RunContext, kept: list[dict[str, Any]]) -> dict[tuple
     """Fetch the image of every kept page, one ``_jp2.zip`` member per job on the run's item
     runner (a worker downloads, fits and stores it; nothing is held here): sets
     ``image_sha256`` on each page of ``kept`` and returns ``{(item, page): (reason, detail)}`` of
-    the pages whose image could not be fetched."""
+    the pages whose image could not be fetched. (``variety-extract`` fetches them inside its
+    Gemini item jobs; this is the same fetch on its own, for the scale benchmark.)"""
     from flows.stages.hollywood.pages import image_failed, image_work
 
-    client = ia_client(ctx)
+    spec = ia_spec(ctx)
     st = ctx.settings
-    base = f"{client.session.protocol}//{client.session.host}"
-    jobs = [(p["item_id"], p["page"], p["leaf"], base, str(st.raw_store_url or st.raw_dir), str(st.raw_dir),
-             p["jp2_zip"], st.hollywood.page_image_max_b64_bytes, client.retry) for p in kept if not p["image_sha256"]]
+    jobs = [(p["item_id"], p["page"], p["leaf"], spec.base_url, spec.store_loc, spec.local_root,
+             p["jp2_zip"], st.hollywood.page_image_max_b64_bytes, spec.retry) for p in kept if not p["image_sha256"]]
     by_key = {(p["item_id"], p["page"]): p for p in kept}
     failed: dict[tuple, tuple[str, str | None]] = {}
     for key, sha, reason, detail in _items(ctx).map(image_work, jobs, image_failed):
@@ -252,118 +235,151 @@ def fetch_kept_images(ctx: RunContext, kept: list[dict[str, Any]]) -> dict[tuple
     return failed
 
 
-def page_state_rows(con: duckdb.DuckDBPyConnection, kept: list[dict[str, Any]], tuples: list[dict[str, Any]],
-                    errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``pd_page_state``: every page — ``dropped`` (the filter's reason), ``failed`` (the first
-    extract error's ``extractor:reason``), ``extracted`` (tuples read) or ``kept`` (nothing read)."""
-    first_error: dict[tuple, str] = {}
+def page_state_rows(con: duckdb.DuckDBPyConnection, item_id: str, images: dict[int, str],
+                    tuples: list[dict[str, Any]], errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``pd_page_state`` of one item: every page — ``dropped`` (the filter's reason), ``failed``
+    (the first extract error's ``extractor:reason``), ``extracted`` (tuples read) or ``kept``
+    (nothing read); ``images``: the kept pages' fetched image digests by page."""
+    first_error: dict[int, str] = {}
     for e in errors:
-        first_error.setdefault((e["item_id"], e["page"]), f"{e['extractor']}:{e['reason']}")
-    with_tuples = {(t["item_id"], t["page"]) for t in tuples}
-    kmap = {(p["item_id"], p["page"]): p for p in kept}
+        first_error.setdefault(e["page"], f"{e['extractor']}:{e['reason']}")
+    with_tuples = {t["page"] for t in tuples}
     out = []
-    for item_id, page, leaf, keep, reason, fp in con.execute(
-            """SELECT f.item_id, f.page, coalesce(p.leaf, f.page), f.keep, f.reason, i.fingerprint
+    for page, leaf, keep, reason, fp in con.execute(
+            """SELECT f.page, coalesce(p.leaf, f.page), f.keep, f.reason, i.fingerprint
                FROM pd_page_filter f LEFT JOIN pd_pages p USING (item_id, page)
-               LEFT JOIN pd_variety_items i USING (item_id) ORDER BY f.item_id, f.page""").fetchall():
-        k = (item_id, page)
+               LEFT JOIN pd_variety_items i USING (item_id) WHERE f.item_id = ? ORDER BY f.page""",
+            [item_id]).fetchall():
         if not keep:
             state, why = "dropped", reason
-        elif k in first_error:
-            state, why = "failed", first_error[k]
-        elif k in with_tuples:
+        elif page in first_error:
+            state, why = "failed", first_error[page]
+        elif page in with_tuples:
             state, why = "extracted", None
         else:
             state, why = "kept", None
         out.append({"item_id": item_id, "page": page, "leaf": leaf, "state": state, "reason": why,
-                    "image_sha256": (kmap.get(k) or {}).get("image_sha256"), "fingerprint": fp})
+                    "image_sha256": images.get(page) if keep else None, "fingerprint": fp})
     return out
+
+
+_OUT_TABLES = ("pd_tuples", "pd_extract_errors", "pd_crosscheck", "pd_page_state")
 
 
 class VarietyExtractStage(PDStage):
     name = "variety-extract"
-    version = "2"  # 2: kept images fetched per page (one jp2 member) in item-runner jobs; pd_page_state
+    version = "3"  # 2: kept images fetched per page in item-runner jobs; pd_page_state; 3: item-level jobs, Gemini in them
     reads = ("pd_variety_items", "pd_pages", "pd_page_filter")
-    writes = ("pd_tuples", "pd_extract_errors", "pd_crosscheck", "pd_page_state")
+    writes = _OUT_TABLES
 
     def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
         return {**gemini_inputs(ctx), "primary": ctx.primary_extractor,
                 "citymap": file_digest(ctx.settings.hollywood.citymap_path)}
 
-    def _gemini(self, ctx: RunContext) -> Any:
-        """The Gemini page extractor, or None (disabled / no key)."""
-        from extractors.variety.gemini_pages import GeminiPageExtractor
-
-        return gemini_reader(ctx, GeminiPageExtractor)
+    def _gemini(self, ctx: RunContext, jobs: int = 1) -> Any:
+        """The Gemini page reader's item-job settings, or None (disabled / no key)."""
+        return gemini_job(ctx, "variety", jobs)
 
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-        from extractors.variety.gemini_pages import PageRef
+        from flows.stages.hollywood.pages import (extract_item_failed, extract_item_work, gemini_item_failed,
+                                                  gemini_item_work)
 
         hs = ctx.settings.hollywood
         store = raw_store(ctx)
         primary = ctx.primary_extractor
-        cols = ("item_id", "page", "issue_date", "ocr_sha256", "image_sha256", "leaf", "jp2_zip", "fingerprint")
-        kept = [dict(zip(cols, r)) for r in con.execute(
-            """SELECT p.item_id, p.page, p.issue_date, p.ocr_sha256, p.image_sha256, coalesce(p.leaf, p.page),
-                      i.jp2_zip, i.fingerprint
-               FROM pd_pages p JOIN pd_page_filter f USING (item_id, page)
-               LEFT JOIN pd_variety_items i USING (item_id)
-               WHERE f.keep ORDER BY p.item_id, p.page""").fetchall()]
-        tuples: list[dict[str, Any]] = []
-        errors: list[dict[str, Any]] = []
         citymap = str(hs.citymap_path) if hs.citymap_path else None
-        jobs = [({k: p[k] for k in ("item_id", "page", "issue_date")},
-                 store.url_for(p["ocr_sha256"]) if p["ocr_sha256"] else None, p["ocr_sha256"], citymap) for p in kept]
-        # the OCR-rules extractor, one page per job; rows in page order whatever the completion order
-        for _, page_tuples, page_errors in sorted(_items(ctx).map(extract_work, jobs, extract_failed),
-                                                  key=lambda r: r[0]):
-            tuples.extend(page_tuples)
-            errors.extend(page_errors)
-        stats: dict[str, Any] = {"kept_pages": len(kept), "ocr_rules_tuples": len(tuples)}
-        gem = self._gemini(ctx)
-        if gem is not None:
-            fetch = fetch_kept_images(ctx, kept)
-            stats["images_fetched"] = sum(1 for p in kept if p["image_sha256"])
-            with_image, pmap = [], {}
-            for p in kept:
-                if not p["image_sha256"]:
-                    reason, detail = fetch.get((p["item_id"], p["page"]), ("no_page_image", None))
-                    errors.append({"item_id": p["item_id"], "page": p["page"], "issue_date": p["issue_date"],
-                                   "extractor": "gemini", "model": gem.model,
-                                   "reason": "no_page_image" if reason == "no_page_images" else f"image:{reason}",
-                                   "detail": detail or "the item has no page image for this leaf"})
-                    continue
-                with_image.append(p)
-                pmap[(p["item_id"], p["page"])] = p
+        # the kept pages of every item (4 % of the leaves at the paper's scale), one job per item
+        cols = ("page", "issue_date", "ocr_sha256", "image_sha256", "leaf")
+        items = [(item_id, zip_name, [dict(zip(cols, r)) for r in zip(*lists)]) for item_id, zip_name, *lists in
+                 con.execute(
+                     """SELECT p.item_id, any_value(i.jp2_zip), list(p.page ORDER BY p.page),
+                               list(p.issue_date ORDER BY p.page), list(p.ocr_sha256 ORDER BY p.page),
+                               list(p.image_sha256 ORDER BY p.page), list(coalesce(p.leaf, p.page) ORDER BY p.page)
+                        FROM pd_pages p JOIN pd_page_filter f USING (item_id, page)
+                        LEFT JOIN pd_variety_items i USING (item_id)
+                        WHERE f.keep GROUP BY p.item_id ORDER BY p.item_id""").fetchall()]
+        dates = {(item_id, p["page"]): p["issue_date"] for item_id, _, pages in items for p in pages}
+        n_kept = len(dates)
+        errors_by: Counter[str] = Counter()
+        stats: dict[str, Any] = {"kept_pages": n_kept, "item_jobs": len(items)}
+        images: dict[str, dict[int, str]] = {}
 
-            def ref(p: dict[str, Any]) -> PageRef:  # the image is read when its chunk is sent
-                iso = p["issue_date"].isoformat() if p["issue_date"] else ""
-                return PageRef(p["item_id"], iso, p["page"], store.get(p["image_sha256"]))
+        def errors_of(item_id: str, rows: list[dict[str, Any]]) -> None:
+            append_rows(con, "pd_extract_errors", rows)
+            errors_by.update(f"{e['extractor']}:{e['reason']}" for e in rows)
 
-            res = gemini_read_chunked(ctx, gem, with_image, ref)
-            seqs: Counter[tuple[str, int]] = Counter()
-            for r in res.rows:
-                k = (r["item_id"], r["page"])
-                tuples.append({"item_id": r["item_id"], "page": r["page"], "issue_date": pmap[k]["issue_date"],
-                               "extractor": "gemini", "model": r["model"], "seq": seqs[k], "theater": r["theater"],
-                               "city": r["city"], "movie": r["movie"], "week": r["week"], "gross": r["gross"],
-                               "confidence": r["confidence"], "line_no": None})
-                seqs[k] += 1
-            for e in res.errors:
-                errors.append({"item_id": e.item_id, "page": e.page, "issue_date": pmap[(e.item_id, e.page)]["issue_date"],
-                               "extractor": "gemini", "model": e.model, "reason": e.reason, "detail": e.detail})
-            stats.update(gemini_tuples=len(res.rows), gemini_calls=res.calls, gemini_cache_hits=res.cache_hits,
-                         gemini_errors=dict(Counter(e.reason for e in res.errors)))
-            if res.errors:  # failed pages are retried by the next build: no reusable marker
-                stats["incomplete"] = True
-        secondary = "ocr-rules" if primary == "gemini" else "gemini"
-        cross = crosscheck_rows(kept, tuples, primary, secondary, secondary_ran=(secondary == "ocr-rules" or gem is not None))
-        replace_rows(con, "pd_tuples", tuples)
-        replace_rows(con, "pd_extract_errors", errors)
-        replace_rows(con, "pd_crosscheck", cross)
-        state = page_state_rows(con, kept, tuples, errors)
-        replace_rows(con, "pd_page_state", state)
-        stats["page_states"] = dict(Counter(r["state"] for r in state))
-        stats.update(primary=primary, errors=dict(Counter(f"{e['extractor']}:{e['reason']}" for e in errors)),
-                     crosscheck=dict(Counter(c["status"] for c in cross)))
+        con.execute("BEGIN")
+        try:
+            for t in _OUT_TABLES:
+                con.execute(f'DELETE FROM "{t}"')
+            # the OCR-rules extractor: one item per job; rows written item by item
+            jobs = [(item_id, [({"item_id": item_id, "page": p["page"], "issue_date": p["issue_date"]},
+                                store.url_for(p["ocr_sha256"]) if p["ocr_sha256"] else None, p["ocr_sha256"])
+                               for p in pages], citymap) for item_id, _, pages in items]
+            n_ocr = 0
+            for item_id, tuples, errors in _items(ctx).map(extract_item_work, jobs, extract_item_failed):
+                append_rows(con, "pd_tuples", tuples)
+                errors_of(item_id, errors)
+                n_ocr += len(tuples)
+            stats["ocr_rules_tuples"] = n_ocr
+            gem = self._gemini(ctx, len(items))
+            if gem is not None:
+                spec = ia_spec(ctx)
+                jobs = [(gem, spec, item_id, zip_name,
+                         [(p["page"], p["leaf"], p["issue_date"].isoformat() if p["issue_date"] else "",
+                           p["image_sha256"]) for p in pages], hs.page_image_max_b64_bytes)
+                        for item_id, zip_name, pages in items]
+                calls = hits = n_rows = 0
+                gem_errors: Counter[str] = Counter()
+                for res in _items(ctx).map(gemini_item_work, jobs, gemini_item_failed):
+                    item_id = res["item_id"]
+                    images[item_id] = res["images"]
+                    rows, seqs = [], Counter()
+                    for r in res["rows"]:
+                        k = (r["item_id"], r["page"])
+                        rows.append({"item_id": r["item_id"], "page": r["page"], "issue_date": dates[k],
+                                     "extractor": "gemini", "model": r["model"], "seq": seqs[k],
+                                     "theater": r["theater"], "city": r["city"], "movie": r["movie"],
+                                     "week": r["week"], "gross": r["gross"], "confidence": r["confidence"],
+                                     "line_no": None})
+                        seqs[k] += 1
+                    append_rows(con, "pd_tuples", rows)
+                    errs = [{"item_id": item_id, "page": page, "issue_date": dates[(item_id, page)],
+                             "extractor": "gemini", "model": gem.model,
+                             "reason": "no_page_image" if reason == "no_page_images" else f"image:{reason}",
+                             "detail": detail or "the item has no page image for this leaf"}
+                            for page, (reason, detail) in sorted(res["image_failures"].items())]
+                    errs += [{"item_id": i, "page": page, "issue_date": dates[(i, page)], "extractor": "gemini",
+                              "model": model, "reason": reason, "detail": detail}
+                             for i, page, model, reason, detail in res["errors"]]
+                    errors_of(item_id, errs)
+                    gem_errors.update(e["reason"] for e in errs if not e["reason"].startswith(("image:", "no_page_image")))
+                    calls, hits, n_rows = calls + res["calls"], hits + res["cache_hits"], n_rows + len(rows)
+                stats.update(images_fetched=sum(len(v) for v in images.values()), gemini_tuples=n_rows,
+                             gemini_calls=calls, gemini_cache_hits=hits, gemini_errors=dict(gem_errors))
+                if gem_errors:  # failed pages are retried by the next build: no reusable marker
+                    stats["incomplete"] = True
+            secondary = "ocr-rules" if primary == "gemini" else "gemini"
+            ran = secondary == "ocr-rules" or gem is not None
+            # per item: the cross-check of its kept pages and the state of all its pages
+            cross_n: Counter[str] = Counter()
+            state_n: Counter[str] = Counter()
+            kept_by = {item_id: pages for item_id, _, pages in items}
+            for (item_id,) in con.execute("SELECT DISTINCT item_id FROM pd_page_filter ORDER BY 1").fetchall():
+                tuples = _rows(con, "SELECT * FROM pd_tuples WHERE item_id = ?", [item_id])
+                errors = _rows(con, "SELECT * FROM pd_extract_errors WHERE item_id = ?", [item_id])
+                pages = [{"item_id": item_id, "page": p["page"], "issue_date": p["issue_date"]}
+                         for p in kept_by.get(item_id, [])]
+                cross = crosscheck_rows(pages, tuples, primary, secondary, secondary_ran=ran)
+                append_rows(con, "pd_crosscheck", cross)
+                cross_n.update(c["status"] for c in cross)
+                state = page_state_rows(con, item_id, images.get(item_id, {}), tuples, errors)
+                append_rows(con, "pd_page_state", state)
+                state_n.update(r["state"] for r in state)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        stats["page_states"] = dict(state_n)
+        stats.update(primary=primary, errors=dict(errors_by), crosscheck=dict(cross_n))
         return stats
