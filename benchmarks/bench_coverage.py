@@ -1,16 +1,27 @@
-"""Complete-coverage optimisation (issue 6, SPEC A7): exact search vs plain enumeration.
+"""Complete-coverage optimisation (issue 6, issue 18 point 3; SPEC A7): exact search vs plain
+enumeration, and the closed-set search (``solve``) vs the previous subset search
+(``solve_subset_search``, the named baseline) per K.
 
     python -m benchmarks.bench_coverage [--quick]
 
-Instance: synthetic, seeded — 29 attributes (subtitle languages) × 2,322 films, availability
+Instances: synthetic, seeded — 29 attributes (subtitle languages) × 2,322 films, availability
 skewed like subtitle languages: English near-universal, a few widely available, a long tail;
 availability is correlated (a film popularity factor plus regional factors shared by language
 groups), so the frequency prefix is not always optimal.
 
-Measured: ``validators.coverage_optimizer.solve`` for every K (1..29), exact (best of 3 runs), with its
-search nodes and AND/popcount operations; plain enumeration (one AND and one popcount per
-subset, no pruning) run for K <= 5 (--quick: 3) and checked against the search, its
-per-subset cost extrapolated to all 2^29 - 1 subsets. Writes
+- ``benchmark``: the instance of issue 6 (``instance()``).
+- ``dense_correlated``: the issue-18 class (``dense_instance()``): the same popularity + regional
+  model, every language 2 logits more available and a flatter response (slope 0.8: the factors
+  still drive availability but individual films vary more), so the middle sizes have many closed
+  sets of nearly equal support — the previous search needs about 13× the nodes of ``benchmark``.
+
+Measured: for each instance, both searches for all K at once and for each K alone (``k=K``),
+seconds and nodes, the answers compared (they must be equal); targets ``each_k_under_1s`` and
+``all_k_under_1s`` are booleans computed from those seconds (over the K measured alone). Plain enumeration (one AND and one
+popcount per subset, no pruning) is run on ``benchmark`` for K <= 5 (--quick: 3) and checked
+against the search, its per-subset cost extrapolated to all 2^29 - 1 subsets. K alone: K in 1, 5,
+10, 15, 20, 25, 29 (every answer of all K is still compared); --quick: 600 films per instance, a
+single run, K alone for K in 1, 10, 20, 29. Writes
 ``benchmarks/results/bench_coverage.json``.
 """
 
@@ -22,7 +33,7 @@ import time
 from math import comb
 
 from benchmarks.common import print_table, publish_results, quick_main
-from validators.coverage_optimizer import load_bitsets, plain_enumeration, rank_attributes, solve
+from validators.coverage_optimizer import load_bitsets, plain_enumeration, rank_attributes, solve, solve_subset_search
 
 SEED = 20240607
 N_FILMS = 2322
@@ -33,24 +44,78 @@ REGION = {"ar": 0, "fa": 0, "tr": 0, "he": 0, "id": 1, "vi": 1, "ms": 1, "th": 1
           "de": 3, "nl": 3, "sv": 3, "fi": 3, "da": 3, "no": 3, "it": 3, "en": 4, "es": 4, "fr": 4, "pt": 4}
 
 
-def instance(seed: int = SEED, n_films: int = N_FILMS) -> list[tuple[str, str]]:
+def instance(seed: int = SEED, n_films: int = N_FILMS, shift: float = 0.0, slope: float = 1.7,
+             langs: list[str] | None = None) -> list[tuple[str, str]]:
+    """(film, language) pairs: P(film has language) = logistic(slope · (popularity + regional
+    factor of the language's group − difficulty + shift)); a row with "" for every film."""
     rng = random.Random(seed)
-    n = len(LANGS)
-    difficulty = [(-4.0 if i == 0 else -1.2 + 4.5 * (i / (n - 1)) ** 0.9) + rng.gauss(0, 0.35) for i in range(n)]
+    langs = LANGS if langs is None else langs
+    n = len(langs)
+    difficulty = [(-4.0 if i == 0 else -1.2 + 4.5 * (i / (n - 1)) ** 0.9) + rng.gauss(0, 0.35) - shift for i in range(n)]
     pairs = []
     for f in range(n_films):
         pop = rng.gauss(0, 1.0)
         region = [rng.gauss(0, 0.9) for _ in range(5)]
         fid = f"tt{1000000 + f}"
         pairs.append((fid, ""))
-        for lang, d in zip(LANGS, difficulty):
-            if rng.random() < 1 / (1 + math.exp(-(pop + region[REGION[lang]] - d) * 1.7)):
+        for lang, d in zip(langs, difficulty):
+            if rng.random() < 1 / (1 + math.exp(-(pop + region[REGION[lang]] - d) * slope)):
                 pairs.append((fid, lang))
     return pairs
 
 
+def dense_instance(seed: int = SEED, n_films: int = N_FILMS, langs: list[str] | None = None) -> list[tuple[str, str]]:
+    """The dense, correlated class of issue 18 (module docstring)."""
+    return instance(seed, n_films, shift=2.0, slope=0.8, langs=langs)
+
+
+def _timed(fn, pairs, **kw) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    r = fn(pairs, **kw)
+    return time.perf_counter() - t0, r
+
+
+def compare(name: str, pairs: list[tuple[str, str]], per_k_ks: list[int]) -> dict:
+    """Both searches on one instance: all K at once, then each K of ``per_k_ks`` alone."""
+    new_s, new = _timed(solve, pairs)
+    old_s, old = _timed(solve_subset_search, pairs)
+    assert new["per_k"] == old["per_k"], name  # exactness: the same answer for every K
+    rows = []
+    for k in per_k_ks:
+        ns, nr = _timed(solve, pairs, k=k)
+        os_, orr = _timed(solve_subset_search, pairs, k=k)
+        assert nr["per_k"] == orr["per_k"] == [e for e in new["per_k"] if e["k"] == k], (name, k)
+        rows.append({"k": k, "films": nr["per_k"][0]["search"]["films"] if nr["per_k"][0]["search"] else None,
+                     "closed_s": round(ns, 4), "closed_nodes": nr["stats"]["nodes"],
+                     "subset_s": round(os_, 4), "subset_nodes": orr["stats"]["nodes"],
+                     "speedup": round(os_ / ns, 2) if ns else None})
+    worst = max(r["closed_s"] for r in rows)
+    print(f"[{name}] all K: closed-set search {new_s:.3f} s ({new['stats']['nodes']:,} nodes) vs subset search "
+          f"{old_s:.3f} s ({old['stats']['nodes']:,} nodes); slowest single K: closed {worst:.3f} s, "
+          f"subset {max(r['subset_s'] for r in rows):.3f} s")
+    print_table(["K", "films", "closed s", "closed nodes", "subset s", "subset nodes"],
+                [[r["k"], r["films"], r["closed_s"], r["closed_nodes"], r["subset_s"], r["subset_nodes"]] for r in rows])
+    bits, n_films = load_bitsets(pairs)
+    return {
+        "attributes": len(bits), "films": n_films,
+        "density": round(sum(b.bit_count() for b in bits.values()) / (len(bits) * n_films), 4),
+        "all_k": {"closed_s": round(new_s, 4), "closed_nodes": new["stats"]["nodes"],
+                  "subset_s": round(old_s, 4), "subset_nodes": old["stats"]["nodes"],
+                  "speedup": round(old_s / new_s, 2) if new_s else None},
+        "per_k_alone": rows,
+        "same_answers": True,
+        "targets": {"each_k_under_1s": worst < 1.0, "all_k_under_1s": new_s < 1.0,
+                    "slowest_k_s": worst, "slowest_k": max(rows, key=lambda r: r["closed_s"])["k"]},
+        "optimum_films_per_k": [e["search"]["films"] if e["search"] else None for e in new["per_k"]],
+    }
+
+
 def run(quick: bool = False) -> dict:
-    pairs = instance()
+    n_films = 600 if quick else N_FILMS
+    per_k_ks = [1, 10, 20, 29] if quick else [1, 5, 10, 15, 20, 25, 29]
+    searches = {"benchmark": compare("benchmark", instance(n_films=n_films), per_k_ks),
+                "dense_correlated": compare("dense_correlated", dense_instance(n_films=n_films), per_k_ks)}
+    pairs = instance(n_films=n_films)
     repeat = 1 if quick else 3
     times, result = [], None
     for _ in range(repeat):
@@ -81,6 +146,8 @@ def run(quick: bool = False) -> dict:
     print(f"plain enumeration K<={plain_k}: {plain_subsets:,} subsets in {plain_s:.3f} s; all K: {all_subsets:,} "
           f"subsets ≈ {plain_all_s:,.0f} s extrapolated → speed-up ≈ {plain_all_s / search_s:,.0f}×")
     payload = {
+        "closed_vs_subset_search": searches,
+        "targets_met": {name: v["targets"]["each_k_under_1s"] for name, v in searches.items()},
         "instance": {"attributes": len(ranked), "films": n_films, "seed": SEED,
                      "availability": {a: bits[a].bit_count() for a in ranked}},
         "search": {"seconds": round(search_s, 4), "runs": [round(t, 4) for t in times], "all_k": True, "exact": True,
@@ -106,4 +173,4 @@ def run(quick: bool = False) -> dict:
 
 
 if __name__ == "__main__":
-    quick_main(__doc__, run, "one search run, plain enumeration up to K=3")
+    quick_main(__doc__, run, "600 films, one search run, K alone for 1/10/20/29, plain enumeration up to K=3")

@@ -1,5 +1,6 @@
-"""``cinesub inspect`` speed and memory (issue 3, "Done when": decode + strict parse + checks on a
-400k-entry file >= 3x faster than ``srt.parse`` alone on the same file; memory linear in file size).
+"""``cinesub inspect`` speed and memory (issue 3: decode + strict parse + checks on a 400k-entry file
+>= 3x faster than ``srt.parse`` alone on the same file; issue 18 point 2: the same *with
+sanitization included*, i.e. the whole command; memory linear in file size).
 
     python -m benchmarks.bench_inspect [--quick]
 
@@ -14,10 +15,11 @@ the machine hits both alike):
 * ``inspect core`` -- :func:`validators.inspect_report.inspect_file` with ``sanitize=False``: the
   function ``cinesub inspect`` runs, on the raw bytes: decode (default policy, with its
   verification), strict parse, every verification layer of :func:`validators.checks.run_checks`
-  (a runtime is given, so runtime coverage runs too) including language identification. This is
-  the issue's criterion: ``srt / core >= 3``;
+  (a runtime is given, so runtime coverage runs too) including language identification (issue 3's
+  criterion: ``srt / core >= 3``);
 * ``inspect + sanitization`` -- the same call with sanitization, i.e. everything the command does
-  for this file (reported; not part of the 3x claim).
+  for this file. Issue 18's target: ``srt / (inspect + sanitization) >= 3`` -- ``target_met`` in
+  the JSON, computed from ``srt_over_inspect_with_sanitization``.
 
 **Memory**: the real command (``python -m cinesub.cli inspect FILE --language ar --runtime 120
 --json``) in a fresh process per size; peak RSS of that process (``wait4``) minus the peak of the
@@ -79,6 +81,7 @@ def speed(n: int, repeat: int = REPEAT) -> dict[str, Any]:
                     report[name] = res.report
     assert counts == {"srt": n, "core": n, "full": n}, counts
     ratio_core = best["srt"] / best["core"]
+    ratio_full = best["srt"] / best["full"]
     return {
         "entries": n,
         "bytes": len(raw),
@@ -89,12 +92,15 @@ def speed(n: int, repeat: int = REPEAT) -> dict[str, Any]:
         "inspect_with_sanitization_s": round(best["full"], 4),
         "inspect_with_sanitization_stages_s": stages["full"],
         "srt_over_inspect_core": round(ratio_core, 2),
-        "srt_over_inspect_with_sanitization": round(best["srt"] / best["full"], 2),
+        "srt_over_inspect_with_sanitization": round(ratio_full, 2),
         "inspect_status": report["core"]["status"],
         "inspect_layers": report["core"]["layers"],
         "checks_evaluated": report["core"]["checks"]["evaluated"],
         "sanitization_actions": len(report["full"]["sanitization"]["actions"]),
         "criterion_srt_over_core_ge_3": ratio_core >= 3.0,
+        "target": "srt.parse / (inspect with sanitization) >= 3 (issue 18, point 2)",
+        "target_ratio": round(ratio_full, 2),
+        "target_met": ratio_full >= 3.0,
     }
 
 
@@ -190,9 +196,12 @@ def run(quick: bool = False) -> dict:
             ["  decode / parse / checks", " / ".join(f"{st[k]:.3f}" for k in ("decode", "parse", "checks")), ""],
             ["inspect + sanitization (the whole command)", f"{sp['inspect_with_sanitization_s']:.3f}",
              f"{sp['srt_over_inspect_with_sanitization']:.1f}x"],
+            ["  of which sanitization", f"{sp['inspect_with_sanitization_stages_s']['sanitize']:.3f}", ""],
         ],
     )
-    print(f"\ncriterion srt / core >= 3: {'met' if sp['criterion_srt_over_core_ge_3'] else 'NOT MET'} "
+    print(f"\ntarget srt / (inspect + sanitization) >= 3: {'met' if sp['target_met'] else 'NOT MET'} "
+          f"({sp['target_ratio']}x)")
+    print(f"criterion srt / core >= 3: {'met' if sp['criterion_srt_over_core_ge_3'] else 'NOT MET'} "
           f"(status {sp['inspect_status']}, flags {sp['inspect_layers']}; {sp['machine']['cpus']} CPUs, "
           f"load average {sp['machine']['loadavg_1m_before']} -> {sp['machine']['loadavg_1m_after']})")
     print(f"\nmemory: peak RSS of `{mem['command']}` (baseline {mem['baseline_peak_rss_mib']} MiB on 100 entries)\n")

@@ -11,6 +11,7 @@ BENCHES.append("benchmarks.bench_alias")
 BENCHES.append("benchmarks.bench_targets")  # the speed targets that left tests/ (issue 14)
 BENCHES.append("benchmarks.bench_ocr")  # Tesseract accuracy on the sample worlds' gold pages (issue 17)
 BENCHES.append("benchmarks.bench_hollywood_scale")  # a generated year of Variety: bytes, memory, rebuild (issue 17)
+BENCHES.append("benchmarks.bench_langid")  # language identification candidates on the real tracks (issue 18)
 
 
 def main(argv: list[str]) -> int:

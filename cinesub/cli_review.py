@@ -58,6 +58,8 @@ EFFECTS: dict[str, str] = {
 
 def register(app: typer.Typer) -> None:
     """Add the ``review`` command group to the main CLI."""
+    import cinesub.cli_review_fill  # noqa: F401  (registers `review fill`)
+
     app.add_typer(review_app, name="review")
 
 
@@ -188,13 +190,16 @@ def review_list(
         links = _rows(con, "SELECT * FROM review_link_queue ORDER BY decision = 'open' DESC, kim_id")
         link_history = _rows(con, "SELECT * FROM review_link_decision_history ORDER BY decided_at, decision_id")
         known_layers = [r[0] for r in con.execute("SELECT DISTINCT layer FROM flags ORDER BY 1").fetchall()]
+        from cinesub.cli_review_fill import print_fill_queues, review_fill_queues
+
+        fill_queues = review_fill_queues(con)
     if layer and layer not in known_layers:
         err.print(f"note: no flag on layer {layer!r} in the state (layers: {', '.join(known_layers) or 'none'})")
     from cinesub.cli_hollywood import pd_review_queues
 
     pd = pd_review_queues(_home(home))  # the Hollywood collection's queues, when it was built here
     if as_json:
-        out_json = {"tracks": tracks, "link_reviews": links, "link_decisions": link_history}
+        out_json = {"tracks": tracks, "link_reviews": links, "link_decisions": link_history, **fill_queues}
         if pd is not None:
             out_json["variety_aliases"] = pd["aliases"]
             out_json["copyright_matches"] = pd["matches"]
@@ -228,6 +233,7 @@ def review_list(
     out.print(lt)
     if links:
         out.print("decide with `cinesub review decide-link KIM_ID --accept kim|csm|reject --note TEXT`")
+    print_fill_queues(fill_queues)
     if pd is not None:
         out.print(f"Hollywood collection queues: {pd['counts']['aliases']} Variety alias(es), "
                   f"{pd['counts']['matches']} copyright match(es), {pd['counts']['cities']} unknown city(ies) to review "

@@ -5,5 +5,5 @@
 * :mod:`extractors.archive` — the one gzip/zip reader (decoder and SubDL ZIPs), capped while streaming.
 * :mod:`extractors.codepages` — evidence between code pages that both decode a file.
 * :mod:`extractors.srt` — strict SRT ingestion (``parse``, ``parse_to_arrow``, ``compose``).
-* :mod:`extractors.langid` — language identification helper (script pre-checks + seeded langdetect).
+* :mod:`extractors.langid` — language identification helper (script pre-checks + the bundled fastText lid.176 model).
 """

@@ -39,9 +39,10 @@ Documented handling (the *normalisation* that ``compose(parse(x))`` reproduces):
 Entries of a rejected result are the blocks read before the error, for inspection only.
 
 Two implementations of one grammar: a vectorised fast path (the UTF-8 bytes split into lines
-and classified with Arrow compute kernels -- blank, header among the 29-byte lines, index among
-the lines after a blank line -- then the block grammar checked with counts and takes, payloads
-joined in C++ and checked for stray ``-->``) that accepts only clean files needing no repair, and
+and classified with Arrow compute kernels and NumPy -- blank; header among the 29-byte lines,
+checked byte by byte on a fixed-width matrix that also yields the timestamps; index among the
+lines after a blank line -- then the block grammar checked with counts and takes, payloads joined
+in C++, and stray ``-->`` found by counting arrows in the whole text against the headers) that accepts only clean files needing no repair, and
 a line-by-line path that runs whenever the fast path does not accept and produces the repairs and
 the precise error. Both give identical results (property-tested, and the fast path is tested to
 accept every clean document). Callers that hold the UTF-8 bytes of the text (a UTF-8 file's raw
@@ -55,6 +56,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -74,11 +76,7 @@ _REPAIR_RE = re.compile(
 )
 _TIMESTAMP_LIKE = re.compile(r"[0-9]+\s*:\s*[0-9]")
 
-_HEADER_RE2 = (
-    r"^[0-9]{2}:[0-5][0-9]:[0-5][0-9],[0-9]{3} --> [0-9]{2}:[0-5][0-9]:[0-5][0-9],[0-9]{3}$"
-)
 _HEADER_LEN = 29  # bytes of a well-formed header line
-_INDEX_RE2 = r"^[0-9]{1,18}$"
 
 
 def timestamp_ms(h: str, m: str, s: str, ms: str) -> int:
@@ -190,10 +188,10 @@ def _rows_to_table(rows: list[tuple[int, str, int, int, str]]) -> pa.Table:
 def _fast_table(text: str, utf8: bytes | None = None) -> pa.Table | None:
     """The entries table when the text is a clean SRT needing no repair, else None.
 
-    Vectorised over lines with Arrow compute kernels (RE2): split into lines, classify only the
-    lines that can matter (headers among the 29-byte lines, index lines among the lines after a
-    blank line), check the block grammar with counts and takes, join the payload lines of each
-    block and read the header fields with fixed-position slices. Any doubt returns None and the
+    Vectorised over lines with Arrow compute kernels and NumPy: split into lines, classify only
+    the lines that can matter (headers among the 29-byte lines, as a byte matrix; index lines
+    among the lines after a blank line), check the block grammar with counts and takes, join the
+    payload lines of each block and read the header fields from the byte matrix. Any doubt returns None and the
     line path decides. Cost: one UTF-8 encode, a few byte counts and about twenty kernels over
     the lines (no per-entry Python objects).
     """
@@ -222,12 +220,18 @@ def _fast_table(text: str, utf8: bytes | None = None) -> pa.Table | None:
     lines = pc.utf8_rtrim(lines, " \t\r" if has_cr else " \t")
     n = len(lines)
     length = pc.binary_length(lines)
-    # headers: exactly 29 bytes and the header pattern
+    # headers: exactly 29 bytes and the header pattern, checked on the fixed-width bytes
     cand = pc.indices_nonzero(pc.equal(length, _HEADER_LEN))
-    heads = pc.cast(pc.filter(cand, pc.match_substring_regex(pc.take(lines, cand), _HEADER_RE2)), pa.int64())
+    if len(cand) == 0:
+        return None
+    cand_bytes = _fixed_width(pc.take(lines, cand), _HEADER_LEN)
+    ok = _header_ok(np.ascontiguousarray(cand_bytes.T))  # one contiguous row per byte position
+    heads = pa.array(np.asarray(cand).astype(np.int64)[ok], pa.int64())
     blocks = len(heads)
     if blocks == 0:
         return None
+    hdr_bytes = cand_bytes[ok]
+    cols = np.ascontiguousarray(hdr_bytes.T).astype(np.int32) - 48
     nonblank = pc.not_equal(length, 0)
     nb_pos = pc.cast(pc.indices_nonzero(nonblank), pa.int64())
     first, last_line = nb_pos[0].as_py(), nb_pos[-1].as_py() + 1
@@ -242,7 +246,9 @@ def _fast_table(text: str, utf8: bytes | None = None) -> pa.Table | None:
     after_blank = pa.concat_arrays(
         [pa.array([0], pa.int64()), pc.filter(after_blank, pc.less(after_blank, n))]
     )
-    idx_found = pc.filter(after_blank, pc.match_substring_regex(pc.take(lines, after_blank), _INDEX_RE2))
+    after_lines = pc.take(lines, after_blank)
+    idx_found = pc.filter(after_blank, pc.and_(pc.ascii_is_decimal(after_lines),
+                                               pc.less_equal(pc.binary_length(after_lines), 18)))
     if len(idx_found) != blocks or not pc.all(pc.equal(idx_found, idx_pos)).as_py():
         return None
     # payload of block b: lines (head_b, last non-blank line before the next block's index line]
@@ -255,30 +261,67 @@ def _fast_table(text: str, utf8: bytes | None = None) -> pa.Table | None:
     offsets = pc.take(both, pc.add(pc.shift_right(ar, 1), pc.multiply(pc.bit_wise_and(ar, 1), blocks)))
     joined = pc.binary_join(pa.LargeListArray.from_arrays(offsets, lines), pa.scalar("\n", pa.large_string()))
     content = pc.take(joined, pc.multiply(pc.cast(pc.indices_nonzero(pc.is_valid(heads)), pa.int64()), 2))
-    # every non-blank line is now an index line (digits), a header or a payload line, so an
-    # arrow anywhere but in a header shows in a payload (a missing blank or index line)
-    if pc.any(pc.match_substring(content, "-->")).as_py():
+    # every non-blank line is now an index line (digits), a header or a payload line, and a
+    # header holds exactly one arrow, so an arrow anywhere but in a header is one more than
+    # there are blocks (a missing blank or index line); lines never overlap, so counting the
+    # (non-overlapping) occurrences in the whole text is exact
+    if data.count(b"-->") != blocks or blocks * _HEADER_LEN >= 2**31:
         return None
-    timeframe = pc.cast(pc.take(lines, heads), pa.string())
-    hdr = pc.cast(timeframe, pa.binary())
+    def ms(o: int) -> np.ndarray:  # HH:MM:SS,mmm at byte offset o
+        out = np.zeros(blocks, dtype=np.int64)
+        for k, w in enumerate(_MS_WEIGHTS):
+            if w:
+                out += cols[o + k].astype(np.int64) * w
+        return out
 
-    def field(a: int, b: int) -> pa.Array:  # ASCII digits at fixed byte positions
-        return pc.cast(pc.cast(pc.binary_slice(hdr, a, b), pa.string()), pa.int64())
-
-    def ms(o: int) -> pa.Array:
-        h, m, s, f = field(o, o + 2), field(o + 3, o + 5), field(o + 6, o + 8), field(o + 9, o + 12)
-        return pc.add(pc.multiply(pc.add(pc.multiply(pc.add(pc.multiply(h, 60), m), 60), s), 1000), f)
-
+    timeframe = pa.StringArray.from_buffers(
+        blocks, pa.py_buffer(np.arange(0, (blocks + 1) * _HEADER_LEN, _HEADER_LEN, dtype=np.int32)),
+        pa.py_buffer(np.ascontiguousarray(hdr_bytes)),
+    )
     return pa.Table.from_arrays(
         [
             pc.cast(pc.take(lines, idx_pos), pa.int64()),
             timeframe,
-            ms(0),
-            ms(17),
+            pa.array(ms(0), pa.int64()),
+            pa.array(ms(17), pa.int64()),
             pc.cast(content, pa.string()),
         ],
         schema=_ARROW_SCHEMA,
     )
+
+
+def _fixed_width(arr: pa.Array, width: int) -> np.ndarray:
+    """The bytes of a (large) string array whose every value is ``width`` bytes, as an
+    ``(n, width)`` uint8 matrix (values are contiguous in the data buffer after a take)."""
+    arr = pc.cast(arr, pa.large_binary()) if not pa.types.is_large_binary(arr.type) else arr
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=len(arr) + 1, offset=arr.offset * 8)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)
+    return data[offsets[0] : offsets[0] + len(arr) * width].reshape(len(arr), width)
+
+
+#: per byte of a header line: the allowed byte values (``HH:MM:SS,mmm --> HH:MM:SS,mmm``)
+_HEADER_ALLOWED = [(b"0123456789" if c == "d" else b"012345" if c == "s" else c.encode())
+                   for c in "dd:sd:sd,ddd --> dd:sd:sd,ddd"]
+
+
+#: milliseconds per byte of ``HH:MM:SS,mmm`` (separators weigh 0)
+_MS_WEIGHTS = np.array([36_000_000, 3_600_000, 0, 600_000, 60_000, 0, 10_000, 1_000, 0, 100, 10, 1],
+                       dtype=np.int64)
+
+
+def _header_ok(t: np.ndarray) -> np.ndarray:
+    """Which columns of a ``(29, n)`` byte matrix (one row per byte position) are well-formed
+    header lines (same as the header regex): two-digit hours, minutes and seconds below 60,
+    three-digit milliseconds."""
+    ok = np.ones(t.shape[1], dtype=bool)
+    for i, allowed in enumerate(_HEADER_ALLOWED):
+        if len(allowed) == 1:
+            ok &= t[i] == allowed[0]
+        else:  # digits: byte - 48 (wrapping below '0') at most 9, or 5 for tens of minutes/seconds
+            ok &= (t[i] - np.uint8(48)) <= np.uint8(allowed[-1] - 48)
+    return ok
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,6 +16,24 @@
 -- order statistics, position p·(n−1): numpy's default "linear", Hyndman–Fan type 7); the
 -- median is quantile_cont(x, 0.5).
 
+-- Subtitle-interval coverage per track (duration audit, A.9.1): the length of the union of the
+-- entries' [start_ms, end_ms) intervals, overlaps counted once (validators.duration_audit.covered_ms).
+CREATE OR REPLACE TEMP VIEW stat_covered AS
+WITH iv AS (
+    SELECT track_id, start_ms, end_ms,
+           max(end_ms) OVER (PARTITION BY track_id ORDER BY start_ms, end_ms
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+    FROM entries WHERE end_ms > start_ms
+), blocks AS (
+    SELECT track_id, start_ms, end_ms,
+           sum(CASE WHEN reach IS NULL OR start_ms > reach THEN 1 ELSE 0 END)
+               OVER (PARTITION BY track_id ORDER BY start_ms, end_ms ROWS UNBOUNDED PRECEDING) AS block
+    FROM iv
+)
+SELECT track_id, sum(block_ms)::BIGINT AS covered_ms
+FROM (SELECT track_id, block, max(end_ms) - min(start_ms) AS block_ms FROM blocks GROUP BY track_id, block)
+GROUP BY track_id;
+
 -- One row per track of a release language, with what the tables below aggregate.
 CREATE OR REPLACE TEMP VIEW stat_track AS
 SELECT t.track_id, t.imdb_id, t.language, l.ord AS lang_ord,
@@ -23,11 +41,13 @@ SELECT t.track_id, t.imdb_id, t.language, l.ord AS lang_ord,
        k.input_tokens::BIGINT AS input_tokens,
        t.n_tokens::BIGINT AS ws_tokens,
        (t.last_end_ms - t.first_start_ms)::BIGINT AS span_ms,
+       coalesce(c.covered_ms, 0)::BIGINT AS covered_ms,
        CASE WHEN f.runtime_min > 0 THEN f.runtime_min::BIGINT * 60000 END AS runtime_ms
 FROM tracks t
 JOIN stat_languages l ON l.language = t.language
 LEFT JOIN (SELECT track_id, count(*) AS entries FROM entries GROUP BY track_id) e ON e.track_id = t.track_id
 LEFT JOIN track_tokens k ON k.track_id = t.track_id
+LEFT JOIN stat_covered c ON c.track_id = t.track_id
 LEFT JOIN films f ON f.imdb_id = t.imdb_id;
 
 -- Each track beside the reference-language track of the same film (ratios null without one).
@@ -38,9 +58,10 @@ SELECT s.*,
        s.input_tokens / nullif(r.input_tokens, 0)::DOUBLE AS input_token_ratio,
        s.ws_tokens / nullif(r.ws_tokens, 0)::DOUBLE AS ws_token_ratio,
        s.span_ms / s.runtime_ms::DOUBLE AS span_runtime,
+       s.covered_ms / s.runtime_ms::DOUBLE AS interval_density,
        CASE WHEN s.runtime_ms IS NOT NULL AND s.span_ms IS NOT NULL
             THEN s.span_ms * {{span_den}} < {{span_num}} * s.runtime_ms END AS low_span,
-       CASE WHEN r.ws_tokens > 0 THEN s.ws_tokens * {{tok_den}} < {{tok_num}} * r.ws_tokens END AS low_token,
+       CASE WHEN r.input_tokens > 0 THEN s.input_tokens * {{tok_den}} < {{tok_num}} * r.input_tokens END AS low_token,
        CASE WHEN r.entries > 0 THEN s.entries * {{entry_den}} < {{entry_num}} * r.entries END AS low_entry
 FROM stat_track s
 LEFT JOIN stat_track r ON r.imdb_id = s.imdb_id AND r.language = {{reference}};
@@ -107,8 +128,11 @@ GROUP BY c.category, c.ord
 ORDER BY c.ord;
 
 -- Table 12: subtitle-duration coverage audit by language. Span/runtime = (last end − first
--- start) / runtime; the token ratio here uses the audit's whitespace tokens (tracks.n_tokens) so
--- that low_token agrees with the token_ratio flags; flagged_tracks = tracks with any flag.
+-- start) / runtime; interval density = covered ms / runtime; the token ratio is of o200k_base
+-- tokens of the prompt-formatted track (track_tokens, the audit's count); ratios per film against
+-- the English track; Table 12 prints means (mean_*), medians are kept beside them;
+-- flagged_tracks = tracks with any duration-audit flag. docs/duration_audit.md has the same
+-- numbers as one query over the release's Parquet files.
 CREATE OR REPLACE TEMP VIEW stats_duration_audit AS
 SELECT l.language,
        count(s.track_id)::BIGINT AS tracks,
@@ -116,14 +140,20 @@ SELECT l.language,
        avg(s.span_runtime)::DOUBLE AS mean_span_runtime,
        quantile_cont(s.span_runtime, 0.5)::DOUBLE AS median_span_runtime,
        quantile_cont(s.span_runtime, 0.05)::DOUBLE AS p05_span_runtime,
-       quantile_cont(s.ws_token_ratio, 0.5)::DOUBLE AS median_token_ratio,
+       avg(s.input_token_ratio)::DOUBLE AS mean_token_ratio,
+       quantile_cont(s.input_token_ratio, 0.5)::DOUBLE AS median_token_ratio,
+       avg(s.entry_ratio)::DOUBLE AS mean_entry_ratio,
        quantile_cont(s.entry_ratio, 0.5)::DOUBLE AS median_entry_ratio,
+       avg(s.interval_density)::DOUBLE AS mean_interval_density,
+       quantile_cont(s.interval_density, 0.5)::DOUBLE AS median_interval_density,
        count(*) FILTER (WHERE s.low_span)::BIGINT AS low_span,
        count(*) FILTER (WHERE s.low_token)::BIGINT AS low_token,
        count(*) FILTER (WHERE s.low_entry)::BIGINT AS low_entry
 FROM stat_languages l
 LEFT JOIN stat_track_vs_ref s ON s.language = l.language
-LEFT JOIN (SELECT DISTINCT track_id FROM flags) fl ON fl.track_id = s.track_id
+LEFT JOIN (SELECT DISTINCT track_id FROM flags
+           WHERE layer IN ('span_ratio', 'token_ratio', 'entry_ratio', 'span_vs_english')) fl
+       ON fl.track_id = s.track_id
 GROUP BY l.language, l.ord
 ORDER BY l.ord;
 

@@ -110,7 +110,10 @@ WITH kept AS (
            CASE WHEN cs.imdb_id IS NOT NULL THEN cs.clean ELSE json_extract_string(c.imdb, '$.synopsis') END AS synopsis,
            CASE WHEN cl.imdb_id IS NOT NULL THEN cl.clean ELSE json_extract_string(c.csm, '$.storyline') END AS storyline,
            json_extract_string(c.kim, '$.key_message') AS key_message,
-           coalesce(CAST(json_extract(c.imdb, '$.genres') AS VARCHAR[]), []) AS genres,
+           -- genres in the core genre space (film_genres, written by the curate stage); a state the
+           -- curate stage never normalised keeps the IMDb list as it is
+           CASE WHEN cg.imdb_id IS NOT NULL THEN cg.core
+                ELSE coalesce(CAST(json_extract(c.imdb, '$.genres') AS VARCHAR[]), []) END AS genres,
            coalesce(CAST(json_extract(c.imdb, '$.topics') AS VARCHAR[]), []) AS topics,
            json_extract_string(c.csm, '$.age_suitability') AS age_suitability,
            list_transform(
@@ -124,6 +127,22 @@ WITH kept AS (
     LEFT JOIN curation cp ON cp.imdb_id = c.imdb_id AND cp.field = 'plot'
     LEFT JOIN curation cs ON cs.imdb_id = c.imdb_id AND cs.field = 'synopsis'
     LEFT JOIN curation cl ON cl.imdb_id = c.imdb_id AND cl.field = 'storyline'
+    LEFT JOIN (SELECT imdb_id, list_sort(list_distinct(flatten(list(core_genres)))) AS core
+               FROM film_genres GROUP BY imdb_id) cg ON cg.imdb_id = c.imdb_id
+), fills AS (
+    -- curator-supplied values where the sources had none (task_gaps, `cinesub review fill`)
+    SELECT imdb_id, field, value FROM task_gaps WHERE status = 'filled'
+), filled AS (
+    SELECT s.id, s.imdb_id,
+           coalesce((SELECT json_extract_string(value, '$') FROM fills f WHERE f.imdb_id = s.imdb_id AND f.field = 'plot'), s.plot) AS plot,
+           coalesce((SELECT json_extract_string(value, '$') FROM fills f WHERE f.imdb_id = s.imdb_id AND f.field = 'synopsis'), s.synopsis) AS synopsis,
+           coalesce((SELECT json_extract_string(value, '$') FROM fills f WHERE f.imdb_id = s.imdb_id AND f.field = 'storyline'), s.storyline) AS storyline,
+           coalesce((SELECT json_extract_string(value, '$') FROM fills f WHERE f.imdb_id = s.imdb_id AND f.field = 'keyMessage'), s.key_message) AS key_message,
+           coalesce((SELECT CAST(value AS VARCHAR[]) FROM fills f WHERE f.imdb_id = s.imdb_id AND f.field = 'genres'), s.genres) AS genres,
+           s.topics,
+           coalesce((SELECT json_extract_string(value, '$') FROM fills f WHERE f.imdb_id = s.imdb_id AND f.field = 'ageSuitabilityRating'), s.age_suitability) AS age_suitability,
+           s.full_cast, s.countries_of_origin, s.original_languages
+    FROM src s
 )
 SELECT CAST(s.id AS BIGINT) AS id, s.imdb_id,
        CASE WHEN k.plot THEN s.plot END AS plot,
@@ -134,5 +153,12 @@ SELECT CAST(s.id AS BIGINT) AS id, s.imdb_id,
        s.topics,
        CASE WHEN k.age_suitability THEN s.age_suitability END AS age_suitability,
        s.full_cast, s.countries_of_origin, s.original_languages
-FROM src s CROSS JOIN kept k
+FROM filled s CROSS JOIN kept k
 ORDER BY s.id;
+
+-- Every raw genre of a released film beside the core genres it maps to (validators/genres.py,
+-- docs/genres.md): the annotation is kept beside the data, never over it.
+CREATE OR REPLACE TEMP VIEW release_raw_genres AS
+SELECT g.imdb_id, g.source, g.position, g.raw_genre, g.core_genres, g.status, g.mapping_version
+FROM film_genres g JOIN release_cohort c USING (imdb_id)
+ORDER BY g.imdb_id, g.source, g.position;

@@ -171,6 +171,16 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (track_id, position)
 );
 
+-- Duration audit (validators/duration_audit.py, cohort stage): o200k_base token counts of
+-- prompt-formatted tracks, keyed by the sha256 of the counted text, so an unchanged track is
+-- never tokenised twice.
+CREATE TABLE IF NOT EXISTS token_counts (
+    text_sha256   VARCHAR NOT NULL,
+    encoding      VARCHAR NOT NULL,
+    n_tokens      BIGINT NOT NULL,
+    PRIMARY KEY (text_sha256, encoding)
+);
+
 CREATE TABLE IF NOT EXISTS flags (
     track_id      VARCHAR NOT NULL,
     imdb_id       VARCHAR NOT NULL,
@@ -364,6 +374,59 @@ CREATE TABLE IF NOT EXISTS task_fields (
     present       INTEGER NOT NULL,
     total         INTEGER NOT NULL,
     missing       JSON NOT NULL              -- imdb ids of cohort films lacking the field
+);
+
+-- Genres in the core genre space (seed 000 Table 13; validators/genres.py, docs/genres.md):
+-- every raw genre of a cohort film as the source gave it, beside the core genres it maps to
+-- under the versioned mapping. Written by the curate stage.
+CREATE TABLE IF NOT EXISTS film_genres (
+    imdb_id       VARCHAR NOT NULL,
+    source        VARCHAR NOT NULL,          -- imdb | csm | kim
+    position      INTEGER NOT NULL,          -- order in the source's list
+    raw_genre     VARCHAR NOT NULL,          -- as found, never modified
+    core_genres   VARCHAR[] NOT NULL,        -- empty unless mapped
+    status        VARCHAR NOT NULL,          -- mapped | outside_core | unmapped
+    mapping_version VARCHAR NOT NULL,
+    PRIMARY KEY (imdb_id, source, position)
+);
+
+-- The curator's queue of raw genres the mapping does not list (never guessed): one row per
+-- (source, raw genre) of the current cohort, rewritten by each curate run. Resolved by adding
+-- the string to a new mapping version (validators/data/genre_map_v*.json) or, per film, by
+-- `cinesub review fill FILM genres --value ...`.
+CREATE TABLE IF NOT EXISTS genre_reviews (
+    source        VARCHAR NOT NULL,
+    raw_genre     VARCHAR NOT NULL,
+    films         INTEGER NOT NULL,          -- cohort films carrying it
+    example_imdb_id VARCHAR NOT NULL,
+    mapping_version VARCHAR NOT NULL,
+    PRIMARY KEY (source, raw_genre)
+);
+
+-- Task values supplied by a curator (`cinesub review fill FILM FIELD`; docs/review.md): history,
+-- never updated, only appended; the latest per (imdb_id, field) is in force. The next build's
+-- curate stage uses it where the sources leave the field missing for that film.
+CREATE TABLE IF NOT EXISTS curated_values (
+    fill_id       VARCHAR PRIMARY KEY,       -- <UTC time>-<random>: orders like filled_at
+    imdb_id       VARCHAR NOT NULL,
+    field         VARCHAR NOT NULL,          -- a task field (settings curation.task_fields)
+    value         JSON NOT NULL,             -- a string, or a list of core genres for `genres`
+    source_file   VARCHAR,                   -- the --file it was read from, if any
+    filled_by     VARCHAR NOT NULL,
+    filled_at     TIMESTAMPTZ NOT NULL
+);
+
+-- Per cohort film and task field, what the curate stage found missing in the sources: filled by
+-- a curated value (fill_id) or still missing, with a reason code (docs/review.md). Rewritten by
+-- each curate run; a film-field absent here had its value from the sources.
+CREATE TABLE IF NOT EXISTS task_gaps (
+    imdb_id       VARCHAR NOT NULL,
+    field         VARCHAR NOT NULL,
+    status        VARCHAR NOT NULL,          -- filled | missing
+    reason        VARCHAR NOT NULL,          -- source_missing | emptied_by_curation | genres_no_core_label
+    fill_id       VARCHAR,                   -- curated_values row used (status filled)
+    value         JSON,                      -- the value used (status filled)
+    PRIMARY KEY (imdb_id, field)
 );
 
 -- Release registries (SPEC A11, C). They outlive any one release: a film's id and split are

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from validators.coverage_optimizer import CoverageError, solve
+from validators.coverage_optimizer import CoverageError, solve, solve_subset_search
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -292,3 +292,74 @@ def test_cli_errors(tmp_path):
     ok = write_csv(tmp_path / "ok.csv", spec_shape())
     p = cli(str(ok), "--json", "--require", "en,klingon")
     assert p.returncode == 2 and "klingon" in p.stderr
+
+
+def _bench():
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from benchmarks import bench_coverage
+
+    return bench_coverage
+
+
+# --------------------------------------------------------------------------------------------
+# correlated availability (issue 18 point 3): the closed-set search vs brute force and vs the
+# previous subset search
+# --------------------------------------------------------------------------------------------
+def test_seeded_popularity_and_regional_instances_equal_brute_force():
+    dense_instance, instance = _bench().dense_instance, _bench().instance
+    langs = ["en", "es", "fr", "ar", "tr", "ro", "pl", "de", "id", "vi"]  # five regional groups
+    for seed in range(2):
+        for pairs in (instance(seed, 60, langs=langs), dense_instance(seed, 60, langs=langs)):
+            r = solve(pairs)
+            ref = reference(pairs, ks=range(1, len(_present(pairs)) + 1))
+            assert {e["k"]: e["search"] for e in r["per_k"]} == ref, seed
+            assert r["stats"]["nodes"] >= 1
+
+
+def test_closed_search_equals_the_subset_search_on_a_dense_instance():
+    pairs = _bench().dense_instance(5, 200, langs=_bench().LANGS[:16])
+    new, old = solve(pairs), solve_subset_search(pairs)
+    assert new["per_k"] == old["per_k"] and new["best"] == old["best"]
+    assert len(new["per_k"]) == 16
+    assert new["stats"]["nodes"] < old["stats"]["nodes"]  # closures merge equivalent subsets
+    for k in (3, 12):
+        assert solve(pairs, k=k, require=["en"], min_films=2)["per_k"] == \
+            solve_subset_search(pairs, k=k, require=["en"], min_films=2)["per_k"]
+
+
+def adversarial() -> dict[str, set[str]]:
+    """Where the frequency prefix and greedy both fail: a, b, c are the most frequent but their
+    films barely overlap; x, y, z are rarer but share one large cohort."""
+    avail: dict[str, set[str]] = {}
+    for i in range(60):  # the cohort: x, y, z (and d) together
+        avail[f"k{i}"] = {"x", "y", "z", "d"}
+    for grp, lang in (("p", "a"), ("q", "b"), ("r", "c")):
+        for i in range(70):  # each frequent language on its own films, plus a shared thin core
+            avail[f"{grp}{i}"] = {lang, "d"}
+    for i in range(25):
+        avail[f"s{i}"] = {"a", "b", "c", "d"}
+    return avail
+
+
+def _greedy(avail, k):
+    chosen: list[str] = []
+    attrs = sorted({a for s in avail.values() for a in s})
+    for _ in range(k):
+        best = max((a for a in attrs if a not in chosen),
+                   key=lambda a: (sum(1 for s in avail.values() if set(chosen + [a]) <= s), [-ord(ch) for ch in a]))
+        chosen.append(best)
+    return sum(1 for s in avail.values() if set(chosen) <= s)
+
+
+def test_adversarial_instance_prefix_and_greedy_fail_search_is_exact():
+    avail = adversarial()
+    pairs = [(f, a) for f, attrs in avail.items() for a in attrs]
+    r = solve(avail)
+    ref = reference(pairs)
+    assert {e["k"]: e["search"] for e in r["per_k"]} == ref
+    k4 = r["per_k"][3]
+    assert k4["search"] == {"attributes": ["d", "x", "y", "z"], "films": 60, "score": 240}
+    assert k4["prefix"]["attributes"] == ["a", "b", "c", "d"] and k4["prefix"]["films"] == 25
+    assert _greedy(avail, 4) < 60  # greedy starts with d, then a frequent one, and is stuck
+    assert solve_subset_search(avail)["per_k"] == r["per_k"]

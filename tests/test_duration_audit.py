@@ -10,7 +10,18 @@ import pytest
 
 from cinesub.records import LAYERS
 from cinesub.settings import Thresholds
-from validators.duration_audit import AUDIT_LAYERS, audit, audited_layers, count_tokens, summarize
+from validators.duration_audit import (
+    AUDIT_LAYERS,
+    audit,
+    audited_layers,
+    count_texts,
+    count_tokens,
+    count_words,
+    covered_ms,
+    interval_density,
+    prompt_text,
+    summarize,
+)
 
 MIN = 60_000
 T = Thresholds()
@@ -144,7 +155,7 @@ def entries(contents: list[str], times: list[tuple[int, int]] | None = None) -> 
 
 
 @pytest.mark.parametrize(
-    ("content", "tokens"),
+    ("content", "words"),
     [
         ("Hello there", 2),
         ("<i>Hello there</i>", 2),
@@ -157,18 +168,88 @@ def entries(contents: list[str], times: list[tuple[int, int]] | None = None) -> 
         ("♪", 1),
     ],
 )
-def test_count_tokens(content, tokens):
-    assert count_tokens(entries([content])) == tokens
+def test_count_words(content, words):
+    assert count_words(entries([content])) == words
 
 
-def test_count_tokens_sums_over_the_track():
-    assert count_tokens(entries(["a b", "<i>c</i>", "d e f"])) == 6
-    assert count_tokens(entries([])) == 0
+def test_count_words_sums_over_the_track():
+    assert count_words(entries(["a b", "<i>c</i>", "d e f"])) == 6
+    assert count_words(entries([])) == 0
+
+
+# o200k_base test vectors published with tiktoken and its ports (encode_ordinary)
+@pytest.mark.parametrize(("text", "ids"), [
+    ("", []),
+    ("hello world", [24912, 2375]),
+    (" 日本語とEnglish 12345!\n", [17428, 40909, 5330, 28881, 220, 7633, 2548, 4175]),
+    ("a\n\n", [64, 279]),
+    ("<|endoftext|>", [27, 91, 419, 1440, 919, 91, 29]),  # special-token text counts as plain text
+])
+def test_o200k_base_matches_published_vectors(text, ids):
+    from validators.duration_audit import _encoding
+
+    assert _encoding().encode_ordinary(text) == ids
+    assert count_texts([text]) == [len(ids)]
+
+
+def test_count_tokens_is_o200k_of_the_prompt_formatted_track():
+    from validators.duration_audit import _encoding
+
+    track = entries(["Hello there", None, "- Yes.\n- No."], [(5_000, 6_000), (1_000, 2_000), (2_000, 3_000)])
+    track = track.with_columns(pl.Series("timeframe", ["00:00:05,000 --> 00:00:06,000", "x",
+                                                       "00:00:02,000 --> 00:00:03,000"]))
+    text = prompt_text(track)
+    # the film entity's entries JSON: released entries only, in start order, ensure_ascii=False
+    assert json.loads(text) == [
+        {"index": 3, "timeframe": "00:00:02,000 --> 00:00:03,000", "content": "- Yes.\n- No."},
+        {"index": 1, "timeframe": "00:00:05,000 --> 00:00:06,000", "content": "Hello there"},
+    ]
+    assert text == json.dumps(json.loads(text), ensure_ascii=False)
+    assert count_tokens(track) == len(_encoding().encode_ordinary(text)) > count_words(track.drop_nulls())
+    # one count per track, not a sum over entries: the JSON punctuation is part of the input
+    assert count_tokens(track) > sum(count_texts(["Hello there", "- Yes.\n- No."]))
+
+
+def test_count_tokens_agrees_with_the_release_input_tokens():
+    from warehouse.tokens import count_track_tokens
+
+    track = entries(["Привет, друг", "سلام دوست", "Xin chào người bạn"]).with_columns(
+        pl.lit("t1").alias("track_id"))
+    (row,) = count_track_tokens(track).rows()
+    assert row == ("t1", count_tokens(track))
+
+
+@pytest.mark.parametrize(("times", "ms"), [
+    ([], 0),
+    ([(0, 1_000)], 1_000),
+    ([(0, 1_000), (500, 1_500)], 1_500),  # overlap counted once
+    ([(0, 1_000), (1_000, 2_000)], 2_000),  # touching
+    ([(0, 10_000), (2_000, 3_000), (4_000, 5_000)], 10_000),  # nested
+    ([(5_000, 6_000), (0, 1_000), (3_000, 3_000), (8_000, 7_000)], 2_000),  # unordered, empty, inverted
+])
+def test_covered_ms_is_the_union_of_intervals(times, ms):
+    assert covered_ms(entries(["x"] * len(times), times)) == ms
+
+
+def test_covered_ms_leaves_out_removed_entries():
+    assert covered_ms(entries(["x", None], [(0, 1_000), (2_000, 5_000)])) == 1_000
+
+
+def test_interval_density_is_covered_time_over_runtime():
+    assert interval_density({"covered_ms": 30 * MIN}, 100) == 0.3
+    assert interval_density({"covered_ms": 30 * MIN}, None) is None
+
+
+def test_density_never_flags():
+    # a track on screen for 1 % of the runtime raises nothing the paper has no threshold for
+    assert audit(dict(summary(), covered_ms=MIN), ENGLISH, 100, T) == []
 
 
 def test_summarize():
     track = entries(["a b", "c", "d e"], [(5_000, 6_000), (2_000, 9_000), (7_000, 8_000)])
-    assert summarize(track) == {"first_start_ms": 2_000, "last_end_ms": 9_000, "n_entries": 3, "n_tokens": 5}
+    assert summarize(track) == {"first_start_ms": 2_000, "last_end_ms": 9_000, "n_entries": 3,
+                                "n_tokens": count_tokens(track), "covered_ms": 7_000}
+    assert summarize(entries([]))["n_tokens"] == 0
 
 
 # ---------------------------------------------------------------------------------------------

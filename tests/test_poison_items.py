@@ -52,7 +52,7 @@ class Boom(RuntimeError):
     ("extractors.srt", "parse_to_arrow", "parse"),
     ("validators.checks", "run_checks", "checks"),
     ("validators.sanitize", "sanitize", "sanitize"),
-    ("validators.duration_audit", "count_tokens", "tokens"),
+    ("validators.duration_audit", "count_words", "tokens"),
 ])
 def test_exception_in_any_layer_is_an_internal_error_rejection(monkeypatch, module, attr, step):
     import importlib

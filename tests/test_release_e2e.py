@@ -202,11 +202,20 @@ def test_splits_are_stratified_and_recorded(release):
     _, rel, _ = release
     films = pl.read_parquet(rel / "films.parquet")
     assert set(films["split"].unique()) <= {"public", "heldback"}
-    per = films.group_by("stratum").agg(pl.len().alias("n"), (pl.col("split") == "public").sum().alias("pub"))
-    for row in per.iter_rows(named=True):
-        assert row["pub"] == max(1, round(0.2 * row["n"])), row
+    from warehouse.public_sample import public_count
+
     man = json.loads((rel / "manifest.json").read_text())
+    share = man["splits"]["public_share"]
+    per = films.group_by("stratum").agg(pl.len().alias("n"), (pl.col("split") == "public").sum().alias("pub"))
+    assert per.height >= 2 and per["n"].min() >= man["splits"]["min_stratum_size"]
+    # stratified, and the small cells were merged (the sample has mostly one film per decade×age cell)
+    assert sum(len(r["cells"]) for r in man["splits"]["per_stratum"]) > per.height
+    for row in per.iter_rows(named=True):  # every stratum covered, each keeps a held-back part
+        assert row["pub"] == public_count(row["n"], share) and 1 <= row["pub"] < row["n"], row
     assert man["splits"]["public"] == int((films["split"] == "public").sum())
+    assert man["splits"]["public"] < films.height / 2  # not 20 of 27 as the per-cell overlap rule gave
+    recorded = {r["stratum"]: (r["n"], r["public"], r["heldback"]) for r in man["splits"]["per_stratum"]}
+    assert recorded == {r["stratum"]: (r["n"], r["pub"], r["n"] - r["pub"]) for r in per.iter_rows(named=True)}
 
 
 def test_statistics_page_and_tables(release):

@@ -281,13 +281,23 @@ def test_language_content_table_11(stats):
     ]
 
 
-def test_duration_audit_table_12(stats):
+def test_duration_audit_table_12(stats, release):
     audit = by(stats, "duration_audit", "language")
     ar, fa, ro, en = audit["ar"], audit["fa"], audit["ro"], audit["en"]
     # ar spans [0.6, 0.9, 0.7]: mean 0.7333, median 0.7, p05 0.6 + 0.1·0.1 = 0.61
     assert (ar["mean_span_runtime"], ar["median_span_runtime"], ar["p05_span_runtime"]) == (0.7333, 0.7, 0.61)
-    # ar whitespace token ratios [0.6, 0.5, 1.0] → median 0.6; only 0.5 is below 0.60
-    assert ar["median_token_ratio"] == 0.6 and ar["low_token"] == 1
+    # token ratios are of o200k_base tokens of the prompt-formatted track (the audit's count)
+    counts = tok.count_track_tokens(release["tables"]["entries"])
+    got = dict(zip(counts["track_id"].to_list(), counts["input_tokens"].to_list()))
+    ratios = [got[_tid(f[0], "ar")] / got[_tid(f[0], "en")] for f in FILMS]
+    assert ar["mean_token_ratio"] == round(float(np.mean(ratios)), 4)
+    assert ar["median_token_ratio"] == round(float(np.median(ratios)), 4)
+    assert ar["low_token"] == sum(r < 0.6 for r in ratios) == 1  # F1: 2 short entries against 4
+    # ar entry ratios [0.5, 1.0, 0.8] → mean 0.7667
+    assert ar["mean_entry_ratio"] == 0.7667
+    # every entry lasts 2 s and none overlap: density = 2 s · entries / runtime
+    assert en["mean_interval_density"] == round(float(np.mean(
+        [2_000 * n / (f[3] * 60_000) for n, f in zip(N_ENTRIES["en"], FILMS)])), 4)
     assert ar["low_span"] == 1 and ar["low_entry"] == 1 and ar["flagged_tracks"] == 1
     assert ar["median_entry_ratio"] == 0.8
     assert fa["low_span"] == 0  # exactly 0.65 is not below the threshold

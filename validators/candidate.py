@@ -158,8 +158,10 @@ def process_candidate(raw: bytes, language: str, runtime_min: float | None, thre
 
 
 def token_count(entries: pl.DataFrame) -> int:
-    """Tokens of a sanitized track's dialogue (removed entries count as empty)."""
-    return duration_audit.count_tokens(entries.with_columns(pl.col("clean_content").fill_null("").alias("content")))
+    """Whitespace words of a sanitized track's dialogue (removed entries count as empty): the
+    cheap per-candidate ``tracks.n_tokens``; the duration audit's o200k_base tokens are counted
+    once per selected track in the cohort stage (validators/duration_audit.py)."""
+    return duration_audit.count_words(entries.with_columns(pl.col("clean_content").fill_null("").alias("content")))
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,6 +21,20 @@ Tie-breaking (deterministic): higher score, then more films, then the lexicograp
 sorted attribute list. Ties are honoured exactly: a branch whose bound only *equals* the best
 score is still explored when its lexicographically smallest possible set beats the incumbent.
 
+Closed sets (``solve``; the plain subset search above is kept as ``solve_subset_search``, the
+benchmark's baseline). The closure of a set S is every attribute all films of M(S) have; it keeps
+the same films. The best K-set can always be read off a *closed* set C with |C| >= K: any K-subset
+of C keeps at least |M(C)| films, so for each K the optimum is the best closed set of at least K
+attributes and, among the closed sets that tie it, the K smallest names (required ones kept) of
+one of them — the lexicographically smallest optimal K-list (a K-set's own closure holds it, and
+the K smallest names of a superset sort no later). The search therefore visits closed sets only:
+a child's intersection absorbs every candidate all its films have, and a child whose closure holds
+an attribute an earlier branch took (an earlier sibling, or one excluded higher up) is skipped as
+already reached there. Bounds and the tie rule are those above, with the lexicographic hope of a
+child drawn from its node's attributes and the candidates from t on (a closed set below it need
+not keep the node's own attributes in its K-list). A closed set scores for the sizes between its
+parent's size (exclusive: the parent keeps strictly more films) and its own.
+
 Sets keeping no film score 0. When every K-subset keeps no film and ``min_films`` is 0, the answer
 for that K is the lexicographically smallest feasible K-subset (all tie at score 0); when
 ``min_films`` > 0 cannot be met, or K is smaller than the number of required attributes or larger
@@ -29,8 +43,9 @@ than the pool, ``search`` is ``None`` for that K.
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 Avail = Mapping[str, Iterable[str]] | Iterable[tuple[str, str]]
@@ -86,8 +101,72 @@ def _intersection(bits: Mapping[str, int], attrs: Iterable[str], universe: int) 
 # --------------------------------------------------------------------------------------------
 # the exact search
 # --------------------------------------------------------------------------------------------
-class _Search:
-    """Depth-first branch and bound (module docstring). ``score[K]``/``attrs[K]``: incumbents."""
+def _reachable_children(search: Any, c: int, s: int, vals: list) -> Iterator[tuple[int, bool, list[int]]]:
+    """The children of a search node worth visiting, shared by both searches: sorts ``vals``
+    (``(-value, name, c ∩ b, ...)`` of every candidate at or above the floor) and yields
+    ``(t, strict, tied)`` for each candidate ``vals[t]`` whose value and degree bounds still reach
+    an incumbent — ``strict`` when one beats it, else ``tied`` = the sizes it only equals (the
+    caller's lexicographic rule decides those)."""
+    floor = search.floor
+    score = search.score
+    vals.sort()  # value descending, then name (names are unique)
+    m = len(vals)
+    # sizes this node can still improve (the value bound at t = 0; bounds only fall with t)
+    ks = [k for k in range(s + 1, min(search.max_k, s + m) + 1)
+          if k in search.ks and -k * vals[k - s - 1][0] >= score[k]]
+    if not ks:
+        return
+    # degree masks: planes[j][r] = films of c having at least r of the candidates vals[j:]
+    # (bit-sliced "at least r" counters built from the end). A K-set below the child on t
+    # holds candidate t and K - s - 1 candidates after it, so it keeps at most
+    # |c ∩ b_t ∩ planes[t + 1][K - s - 1]| films — and at most the (K - s)-th value from t.
+    big_r = ks[-1] - s
+    ge = [c] + [0] * big_r
+    planes: list = [None] * (m + 1)
+    planes[m] = ge[:]
+    search.intersections += (m - 1) * big_r
+    for j in range(m - 1, 0, -1):
+        cb = vals[j][2]
+        for r in range(min(big_r, m - j), 0, -1):
+            ge[r] |= ge[r - 1] & cb
+        planes[j] = ge[:]
+    tied: list[int] = []  # sizes whose bound below child t only equals the incumbent
+    for t in range(m):
+        cb_t = vals[t][2]
+        nxt = planes[t + 1]
+        alive = reach = strict = False
+        tied.clear()
+        for k in ks:
+            idx = t + k - s - 1
+            if idx >= m:
+                break
+            w = -vals[idx][0]
+            sk = score[k]
+            if w < floor or k * w < sk:
+                continue
+            alive = True  # the value bound still reaches: it only falls as t grows
+            d = (cb_t & nxt[k - s - 1]).bit_count()  # the degree bound (not monotone in t)
+            if d < w:
+                w = d
+            if w < floor:
+                continue
+            bound = k * w
+            if bound > sk:
+                strict = reach = True
+                break
+            if bound == sk:
+                reach = True
+                tied.append(k)
+        if not alive:
+            break  # no later child can reach any size either
+        if not reach:
+            continue
+        yield t, strict, tied
+
+
+class _SubsetSearch:
+    """The previous algorithm (kept as the benchmark's named baseline, :func:`solve_subset_search`):
+    depth-first branch and bound over every subset. ``score[K]``/``attrs[K]``: incumbents."""
 
     def __init__(self, ks: set[int], max_k: int, min_films: int):
         self.ks = ks
@@ -126,63 +205,11 @@ class _Search:
             v = cb.bit_count()
             if v >= floor:
                 vals.append((-v, name, cb, b))
-        vals.sort()  # value descending, then name (names are unique)
-        m = len(vals)
-        score = self.score
-        # sizes this node can still improve (the value bound at t = 0; bounds only fall with t)
-        ks = [k for k in range(s + 1, min(self.max_k, s + m) + 1)
-              if k in self.ks and -k * vals[k - s - 1][0] >= score[k]]
-        if not ks:
-            return
-        # degree masks: planes[j][r] = films of c having at least r of the candidates vals[j:]
-        # (bit-sliced "at least r" counters built from the end). A K-set below the child on t
-        # holds candidate t and K - s - 1 candidates after it, so it keeps at most
-        # |c ∩ b_t ∩ planes[t + 1][K - s - 1]| films — and at most the (K - s)-th value from t.
-        big_r = ks[-1] - s
-        ge = [c] + [0] * big_r
-        planes: list = [None] * (m + 1)
-        planes[m] = ge[:]
-        self.intersections += (m - 1) * big_r
-        for j in range(m - 1, 0, -1):
-            cb = vals[j][2]
-            for r in range(min(big_r, m - j), 0, -1):
-                ge[r] |= ge[r - 1] & cb
-            planes[j] = ge[:]
-        tied: list[int] = []  # sizes whose bound below child t only equals the incumbent
-        for t in range(m):
-            cb_t = vals[t][2]
-            nxt = planes[t + 1]
-            alive = reach = strict = False
-            tied.clear()
-            for k in ks:
-                idx = t + k - s - 1
-                if idx >= m:
-                    break
-                w = -vals[idx][0]
-                sk = score[k]
-                if w < floor or k * w < sk:
-                    continue
-                alive = True  # the value bound still reaches: it only falls as t grows
-                d = (cb_t & nxt[k - s - 1]).bit_count()  # the degree bound (not monotone in t)
-                if d < w:
-                    w = d
-                if w < floor:
-                    continue
-                bound = k * w
-                if bound > sk:
-                    strict = reach = True
-                    break
-                if bound == sk:
-                    reach = True
-                    tied.append(k)
-            if not alive:
-                break  # no later child can reach any size either
-            if not reach:
-                continue
+        for t, strict, tied in _reachable_children(self, c, s, vals):
             name = vals[t][1]
             if not strict and not self._lex_hope(t, s, path, name, vals, tied):
                 continue
-            self.run(cb_t, s + 1, path + [name], [(x[3], x[1]) for x in vals[t + 1:]])
+            self.run(vals[t][2], s + 1, path + [name], [(x[3], x[1]) for x in vals[t + 1:]])
 
     def _lex_hope(self, t: int, s: int, path: list[str], name: str, vals: list, tied: list[int]) -> bool:
         """Whether the child on candidate t can still win a tie for some size in ``tied`` (whose
@@ -190,6 +217,92 @@ class _Search:
         rest = sorted(x[1] for x in vals[t + 1:])
         for k in tied:
             lexmin = sorted(path + [name] + rest[: k - s - 1])
+            if self.attrs[k] is None or lexmin < self.attrs[k]:
+                return True
+        return False
+
+
+class _ClosedSearch:
+    """Depth-first branch and bound over *closed* sets (module docstring, "Closed sets").
+    ``score[K]``/``attrs[K]``: incumbents (score K·films, sorted attribute list)."""
+
+    def __init__(self, ks: set[int], max_k: int, min_films: int, require: Iterable[str],
+):
+        self.ks = ks
+        self.max_k = max_k
+        self.floor = max(min_films, 1)
+        self.req = sorted(require)
+        self.score = {k: -1 for k in ks}  # -1: nothing found yet
+        self.attrs: dict[int, list[str] | None] = {k: None for k in ks}
+        self.nodes = 0  # closed sets visited (duplicates included)
+        self.duplicates = 0  # nodes whose closure met an excluded attribute (reached elsewhere)
+        self.intersections = 0  # AND (+ popcount) operations on film bitsets
+
+    def record(self, k: int, films: int, names: list[str]) -> None:
+        """Offer the sorted K-list ``names`` keeping ``films`` films (>= floor) for size k."""
+        score = k * films
+        if score > self.score[k]:
+            self.score[k], self.attrs[k] = score, names
+        elif score == self.score[k] and names < self.attrs[k]:  # type: ignore[operator]
+            self.attrs[k] = names
+
+    def record_closed(self, lo: int, s: int, free: list[str], films: int) -> None:
+        """The closed set ``require + free`` (``s`` attributes, ``free`` sorted) keeping ``films``
+        films, for the sizes ``lo < K <= s``: its best K-subset containing the required
+        attributes is the required ones plus the smallest ``K - |require|`` other names (every
+        K-subset keeps at least its films, and sizes ``<= lo`` have a strictly better ancestor)."""
+        nreq = len(self.req)
+        for k in range(lo + 1, min(self.max_k, s) + 1):
+            if k in self.ks:
+                self.record(k, films, sorted(self.req + free[: k - nreq]))
+
+    def run(self, c: int, s: int, free: list[str], lo: int, cand: list[tuple[int, int, str]],
+            excl: list[int]) -> None:
+        """Visit ``closure(P)`` for the set P (``s`` attributes: the required ones + ``free``) with
+        intersection ``c`` (at least ``floor`` films); ``lo``: the parent's size; ``cand``:
+        (films bitset, its complement, name) of the attributes it may still add;
+        ``excl``: complements of the attributes its closed sets must not hold (earlier branches)."""
+        self.nodes += 1
+        films = c.bit_count()
+        self.intersections += len(excl)
+        for nb in excl:
+            if not c & nb:  # an excluded attribute is in the closure: found in an earlier branch
+                self.duplicates += 1
+                return
+        floor = self.floor
+        self.intersections += len(cand)
+        vals = []
+        added = False
+        for b, nb, name in cand:
+            cb = c & b
+            v = cb.bit_count()
+            if v == films:  # every film of c has it: it belongs to the closure
+                free = free + [name]
+                s += 1
+                added = True
+            elif v >= floor:  # below the floor it can never be used (nor be in a closure)
+                vals.append((-v, name, cb, b, nb))
+        if added:
+            free.sort()
+        self.record_closed(lo, s, free, films)
+        if s >= self.max_k or not vals:
+            return
+        for t, strict, tied in _reachable_children(self, c, s, vals):
+            if not strict and not self._lex_hope(t, free, vals, tied):
+                continue
+            # the child's closed sets hold vals[t] and none of vals[:t] (nor this node's exclusions)
+            self.run(vals[t][2], s + 1, sorted(free + [vals[t][1]]), s,
+                     [(x[3], x[4], x[1]) for x in vals[t + 1:]],
+                     [x[4] for x in vals[t - 1::-1]] + excl if t else excl)
+
+    def _lex_hope(self, t: int, free: list[str], vals: list, tied: list[int]) -> bool:
+        """Whether a closed set below the child on candidate t can still win a tie for some size
+        in ``tied``: its K-list is drawn from this node's attributes, ``vals[t]`` and the later
+        candidates, so it is at best the smallest K of them (required ones kept)."""
+        names = sorted(free + [x[1] for x in vals[t:]])
+        nreq = len(self.req)
+        for k in tied:
+            lexmin = sorted(self.req + names[: k - nreq])
             if self.attrs[k] is None or lexmin < self.attrs[k]:
                 return True
         return False
@@ -214,7 +327,21 @@ def solve(
 
     Returns ``{"best", "per_k": [{"k", "search", "prefix"}], "elapsed_s", "pool", "films",
     "stats"}``; ``search``/``prefix``/``best`` are ``{"attributes", "films", "score"}`` or None.
+    The search runs over closed sets (module docstring, "Closed sets").
     """
+    return _solve(avail, pool, max_k, k, require, min_films, closed=True)
+
+
+def solve_subset_search(avail: Avail, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`solve` by the previous algorithm: the branch and bound over every subset
+    (``_SubsetSearch``), kept as the benchmark's named baseline. Same arguments, same answers."""
+    bound = inspect.signature(solve).bind(avail, *args, **kwargs)
+    bound.apply_defaults()
+    return _solve(*bound.arguments.values(), closed=False)
+
+
+def _solve(avail: Avail, pool: int | None, max_k: int | None, k: int | None, require: Iterable[str],
+           min_films: int, closed: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
     bits, n_films = load_bitsets(avail)
     require = list(dict.fromkeys(str(r).strip() for r in require if str(r).strip()))
@@ -243,11 +370,19 @@ def solve(
         ks_list = list(range(1, min(max_k or n, n) + 1))
     ks = {x for x in ks_list if len(require) <= x <= n}
 
-    search = _Search(ks, max(ks) if ks else 0, min_films)
-    if ks:
+    search: _ClosedSearch | _SubsetSearch
+    if closed:
+        search = _ClosedSearch(ks, max(ks) if ks else 0, min_films, require)
         c0 = _intersection(bits, require, universe)
-        cand = [(bits[a], a) for a in pool_attrs if a not in require]
-        search.run(c0, len(require), list(require), cand)
+        if ks and c0.bit_count() >= search.floor:
+            cand = [(bits[a], universe & ~bits[a], a) for a in pool_attrs if a not in require]
+            search.run(c0, len(require), [], len(require) - 1, cand, [])
+    else:
+        search = _SubsetSearch(ks, max(ks) if ks else 0, min_films)
+        if ks:
+            c0 = _intersection(bits, require, universe)
+            cand2 = [(bits[a], a) for a in pool_attrs if a not in require]
+            search.run(c0, len(require), list(require), cand2)
 
     others = [a for a in pool_attrs if a not in require]
     per_k = []
@@ -278,7 +413,8 @@ def solve(
         "pool": [{"attribute": a, "films": bits[a].bit_count()} for a in pool_attrs],
         "require": sorted(require),
         "min_films": min_films,
-        "stats": {"nodes": search.nodes, "intersections": search.intersections},
+        "stats": {"nodes": search.nodes, "intersections": search.intersections,
+                  **({"duplicates": search.duplicates} if closed else {})},
     }
 
 

@@ -276,13 +276,9 @@ def _present(field: str, value: Any, rules: RuleSet | None) -> bool:
             return bool(value.clean.strip())
         return bool(clean_reference(field, value if isinstance(value, str) or value is None else str(value),
                                     rules=rules).clean.strip())
-    if value is None:
-        return False
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, (list, tuple, dict, set)):
-        return len(value) > 0
-    return True
+    from validators.task_fills import present
+
+    return present(value)
 
 
 def completeness(records: list[dict[str, Any]], fields: list[str], *, id_key: str = "id",

@@ -90,6 +90,9 @@ TABLE_DESCRIPTIONS: dict[str, str] = {
                        "synopsis and storyline, key message, genres, topics, age suitability, full cast, "
                        "countries of origin and original languages — the values of films.jsonl; a task "
                        "field the completeness rule withheld is null for every film.",
+    "raw_genres": "Every raw genre of a released film as its source gave it (IMDb, CSM), beside the core "
+                  "genres it maps to under the versioned genre mapping (seed 000's 22 core labels): "
+                  "mapped, outside_core or unmapped (queued for curator review, never guessed).",
     "stages": "Per-stage statistics of the build that made this release (stats/stages.parquet): flow, stage, "
               "status, items in and out, items dropped by reason and seconds. Not data: it never decides "
               "whether a release is new.",
@@ -108,6 +111,9 @@ COLUMN_DESCRIPTIONS: dict[str, str] = {
     "split": "Release split: 'public' (stratified public sample) or 'heldback'.",
     "stratum": "Stratum of the split draw (e.g. decade × age suitability).",
     "primary_genre": "First listed genre.",
+    "raw_genre": "Genre string exactly as the source gave it.",
+    "core_genres": "Core genres (seed 000's 22-label space) the raw genre maps to; empty unless mapped.",
+    "mapping_version": "Version of the raw → core genre mapping (validators/data/genre_map_v*.json).",
     "genres": "Genres.",
     "country": "Rating country.",
     "label": "Rating label as issued in that country.",
@@ -249,7 +255,8 @@ DEFAULT_RAI: dict[str, Any] = {
         "automated content ratings must not replace human judgement for real audiences."
     ),
     "dataReleaseMaintenancePlan": VERSIONING_RULE + " " + WITHDRAWAL_POLICY + (
-        " A stratified public sample (max(1, round(0.2·n)) films per stratum, fixed seed, frozen) "
+        " A stratified public sample (every stratum has public and held-back films; the share, the strata "
+        "and the counts per stratum are in manifest.json `splits`; fixed seed, frozen) "
         "is released beside a held-back split."
     ),
 }

@@ -38,9 +38,20 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
     # SPEC A10: cleaned task references, and only the task fields complete across the cohort
     curated = {(i, f): c for i, f, c in con.execute("SELECT imdb_id, field, clean FROM curation").fetchall()}
     kept = {f: k for f, k in con.execute("SELECT field, kept FROM task_fields").fetchall()}
+    # genres in the core genre space (film_genres; the raw genres stay beside them in the state DB
+    # and in task_references.raw_genres), and curator-supplied values where the sources had none
+    core = {i: g for i, g in con.execute(
+        """SELECT imdb_id, list_sort(list_distinct(flatten(list(core_genres)))) FROM film_genres
+           GROUP BY imdb_id""").fetchall()}
+    filled = {(i, f): json.loads(v) for i, f, v in con.execute(
+        "SELECT imdb_id, field, CAST(value AS VARCHAR) FROM task_gaps WHERE status = 'filled'").fetchall()}
 
-    def task(field: str, value: Any) -> Any:
-        return value if kept.get(field, True) else None
+    def task(field: str, value: Any, imdb_id: str | None = None) -> Any:
+        if not kept.get(field, True):
+            return None
+        if imdb_id is not None and (imdb_id, field) in filled:
+            return filled[(imdb_id, field)]
+        return value
     for film in films:
         imdb = json.loads(film["imdb_json"])
         kim = json.loads(film["kim_json"])
@@ -71,13 +82,16 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
             "topCast": [{"actor": c["actor"], "character": (c.get("characters") or [None])[0]} for c in cast[:10]],
             "fullCast": [{"actor": c["actor"], "characters": c.get("characters") or [],
                           "additionalTexts": c.get("additional_texts") or []} for c in cast],
-            "plot": task("plot", curated.get((film["imdb_id"], "plot"), imdb.get("plot"))),
-            "synopsis": task("synopsis", curated.get((film["imdb_id"], "synopsis"), imdb.get("synopsis"))),
-            "storyline": task("storyline", curated.get((film["imdb_id"], "storyline"), csm.get("storyline"))),
-            "keyMessage": task("keyMessage", kim.get("key_message")),
-            "genres": task("genres", imdb.get("genres") or []),
+            "plot": task("plot", curated.get((film["imdb_id"], "plot"), imdb.get("plot")), film["imdb_id"]),
+            "synopsis": task("synopsis", curated.get((film["imdb_id"], "synopsis"), imdb.get("synopsis")),
+                             film["imdb_id"]),
+            "storyline": task("storyline", curated.get((film["imdb_id"], "storyline"), csm.get("storyline")),
+                              film["imdb_id"]),
+            "keyMessage": task("keyMessage", kim.get("key_message"), film["imdb_id"]),
+            "genres": task("genres", core[film["imdb_id"]] if film["imdb_id"] in core else imdb.get("genres") or [],
+                           film["imdb_id"]),
             "topics": imdb.get("topics") or [],
-            "ageSuitabilityRating": task("ageSuitabilityRating", csm.get("age_suitability")),
+            "ageSuitabilityRating": task("ageSuitabilityRating", csm.get("age_suitability"), film["imdb_id"]),
             "motionPictureRatings": [
                 {"country": r["country"], "label": r["label"], "minimumAge": r["minimum_age"], "ordinal": r["ordinal"]}
                 for r in sorted(ratings.get(film["imdb_id"], []), key=lambda r: order.get(r["country"], 99))

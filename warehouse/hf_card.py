@@ -198,7 +198,8 @@ def render_card(
     w("Each table is exposed as one configuration with a single `train` split (the whole table).\n\n")
     if has_split:
         w("The `films` table has a `split` column: `public` marks the stratified public sample "
-          "(max(1, round(0.2·n)) films per stratum, fixed seed, frozen — a film keeps its split "
+          "(every stratum has public and held-back films; share, strata and counts per stratum in "
+          "manifest.json `splits`; fixed seed, frozen — a film keeps its split "
           "across versions) and `heldback` the held-back films. Filter on it (and join other "
           "tables on `imdb_id`) to use only the public sample; which part is published is "
           "decided at release time.")

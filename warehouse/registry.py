@@ -7,7 +7,7 @@ it to another split, nor bring back a withdrawn one.
 
 - ids: sequential in order of first release (new films of one release in imdb-id order), never
   reused; a withdrawn film's id stays taken.
-- splits: assigned once by :func:`warehouse.splits.assign_splits` (stratified, seeded); a film
+- splits: assigned once by :func:`warehouse.public_sample.select_public` (stratified, seeded); a film
   keeps its split forever, withdrawn films included.
 """
 
@@ -87,14 +87,15 @@ def strata_attributes(films: pa.Table) -> pl.DataFrame:
 
 
 def assign_and_record_splits(con: duckdb.DuckDBPyConnection, films: pa.Table, *, strata: tuple[str, ...],
-                             fraction: float, seed: int) -> pl.DataFrame:
+                             share: float, seed: int, min_stratum_size: int | None = None) -> pl.DataFrame:
     """Assign splits to films that have none (frozen otherwise) and store them; return the
-    registry rows of the given films (imdb_id, stratum, split, assigned_seed)."""
-    from warehouse.splits import assign_splits
+    registry rows of the given films (imdb_id, stratum, split, assigned_seed), ``stratum`` being
+    the film's public-sample stratum now (warehouse/public_sample.py)."""
+    from warehouse.public_sample import select_public
 
     previous = pl.from_arrow(con.sql("SELECT imdb_id, stratum, split, assigned_seed FROM splits").to_arrow_table())
-    out = assign_splits(strata_attributes(films), previous if previous.height else None,
-                        strata=tuple(strata), fraction=fraction, seed=seed)
+    out = select_public(strata_attributes(films), previous if previous.height else None,
+                        strata=tuple(strata), share=share, seed=seed, min_stratum_size=min_stratum_size)
     new = out.filter(pl.col("new"))
     for r in new.iter_rows(named=True):
         con.execute("INSERT INTO splits VALUES (?, ?, ?, ?)",

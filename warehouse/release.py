@@ -45,7 +45,7 @@ from warehouse.publish import (  # noqa: F401  (re-exported: the names callers i
 
 #: Tables of the release, each produced by a query in sql/release_tables.sql.
 TABLES = ("films", "ratings", "tracks", "entries", "language_safety", "funnel", "coverage", "flags",
-          "sanitization_log", "task_references", "selection", "selection_per_k")
+          "sanitization_log", "task_references", "selection", "selection_per_k", "raw_genres")
 
 
 def read_selection(con: duckdb.DuckDBPyConnection, dimension: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -89,6 +89,30 @@ def _previous_ids(prev_dir: Path | None) -> dict[str, int] | None:
         return None
     t = pq.read_table(prev_dir / "films.parquet", columns=["imdb_id", "id"])
     return dict(zip(t.column("imdb_id").to_pylist(), t.column("id").to_pylist()))
+
+
+def _split_manifest(films: pa.Table, splits: pl.DataFrame, rs: ReleaseSettings) -> dict[str, Any]:
+    """The manifest's ``splits``: strata, public share, seed and counts per stratum (public /
+    held back) of the public sample (warehouse/public_sample.py)."""
+    from warehouse.public_sample import manifest_section, strata_cells, stratum_min_size
+    from warehouse.registry import strata_attributes
+
+    strata = tuple(rs.split_strata)
+    cells = strata_cells(strata_attributes(films), strata, rs.public_share, rs.public_min_stratum)
+    return manifest_section(splits, strata=strata, share=rs.public_share, seed=rs.split_seed,
+                            min_size=stratum_min_size(rs.public_share, rs.public_min_stratum), cells=cells)
+
+
+def _genre_mapping(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """The manifest's ``genre_mapping``: the versioned raw → core genre mapping the release's
+    genres went through (validators/genres.py), and what it left unmapped (docs/genres.md)."""
+    from validators.genres import default_map
+
+    info = default_map().info()
+    versions = [r[0] for r in con.execute("SELECT DISTINCT mapping_version FROM film_genres ORDER BY 1").fetchall()]
+    info["versions_in_state"] = versions
+    info["unmapped_raw_genres"] = con.execute("SELECT count(*) FROM genre_reviews").fetchone()[0]
+    return info
 
 
 def _withdrawn_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -136,7 +160,9 @@ def publish(
     assign_ids(state_con)
     tables = build_tables(state_con)
     splits = assign_and_record_splits(state_con, tables["films"], strata=tuple(rs.split_strata),
-                                      fraction=rs.split_fraction, seed=rs.split_seed)
+                                      share=rs.public_share, seed=rs.split_seed,
+                                      min_stratum_size=rs.public_min_stratum)
+    split_manifest = _split_manifest(tables["films"], splits, rs)
     films = pl.from_arrow(tables["films"]).join(splits, on="imdb_id", how="left").sort("id")
     tables["films"] = films.to_arrow()
     public = dict(tables)
@@ -194,9 +220,8 @@ def publish(
             "config_hash": config_hash,
             "inputs": inputs,
             "withdrawn": _withdrawn_ids(state_con),
-            "splits": {"strata": list(rs.split_strata), "fraction": rs.split_fraction, "seed": rs.split_seed,
-                       "public": int(films.filter(pl.col("split") == "public").height),
-                       "heldback": int(films.filter(pl.col("split") == "heldback").height)},
+            "genre_mapping": _genre_mapping(state_con),
+            "splits": split_manifest,
             "gate": {"passed": True, "n_entities": n_entities, "tables": gate.summary().get("tables")},
             "files": files,
         }

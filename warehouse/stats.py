@@ -11,9 +11,10 @@ Tables (name → paper table):
   column is the token ratio);
 * ``reference_length`` (T10) — plot, synopsis, storyline, keyMessage length in words;
 * ``language_content`` (T11) — per category: films with evidence, occurrences, evidence lines;
-* ``duration_audit`` (T12) — per language: span/runtime (mean, median, p05), median token
-  (whitespace, the audit's definition) and entry ratios vs English, counts below the audit
-  thresholds, tracks carrying any flag;
+* ``duration_audit`` (T12) — per language: span/runtime (mean, median, p05), o200k_base token
+  and entry ratios vs English (mean as Table 12 prints them, and median), interval density /
+  runtime (mean, median), counts below the audit thresholds, tracks carrying a duration-audit
+  flag (docs/duration_audit.md: the same numbers as one query over the release);
 * ``genres`` (T13), ``age_suitability`` (T14), ``ratings`` (country, label, minimum age),
   ``years``, ``runtimes`` — label/value → films;
 * ``input_tokens`` — per track input tokens and entries (the plots' distribution data);
@@ -75,7 +76,7 @@ JSON_NAME = "statistics.json"
 
 # Empty stand-ins for optional release tables (so a partial dict still computes).
 _EMPTY: dict[str, pa.Schema] = {
-    "flags": pa.schema([("track_id", pa.string())]),
+    "flags": pa.schema([("track_id", pa.string()), ("layer", pa.string())]),
     "language_safety": pa.schema([("imdb_id", pa.string()), ("category", pa.string()),
                                   ("occurrence_count", pa.int32()), ("evidence_line_count", pa.int32())]),
     "ratings": pa.schema([("imdb_id", pa.string()), ("country", pa.string()), ("label", pa.string()),
@@ -157,7 +158,9 @@ def definitions_table(tokenizer: str, languages: Sequence[str], thresholds: Thre
         ("languages", " ".join(languages)),
         ("ratios", "per film: value(language) / value(English track of the same film); then the median over films"),
         ("span_runtime", "(last_end_ms - first_start_ms) / (runtime_min * 60000)"),
-        ("duration_audit_tokens", "whitespace tokens (tracks.n_tokens), the duration audit's definition"),
+        ("duration_audit_tokens", "o200k_base tokens of the prompt-formatted track (as input_tokens), the duration "
+                                  "audit's definition (validators/duration_audit.py count_tokens)"),
+        ("interval_density", "union of the entries' [start_ms, end_ms) intervals / (runtime_min * 60000)"),
         ("thresholds", f"low_span: span/runtime < {thresholds.span_ratio_min:g}; "
                        f"low_token: token ratio < {thresholds.token_ratio_min:g}; "
                        f"low_entry: entry ratio < {thresholds.entry_ratio_min:g} (exact fractions)"),

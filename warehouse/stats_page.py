@@ -63,8 +63,9 @@ SECTIONS: dict[str, tuple[str, str]] = {
                          "Occurrences and evidence lines per category, over the English subtitle track "
                          "(paper Table 11)."),
     "duration_audit": ("Subtitle-duration coverage audit",
-                       "Span/runtime and density against English per language (paper Table 12). Token ratio uses "
-                       "the audit's whitespace tokens; low counts use the audit thresholds (see Definitions)."),
+                       "Span/runtime, interval density/runtime and ratios against English per language (paper "
+                       "Table 12). Token ratio: o200k_base tokens of the prompt-formatted track, the audit's "
+                       "count; low counts use the audit thresholds (see Definitions)."),
     "genres": ("Genres", "Films per genre label (paper Table 13)."),
     "age_suitability": ("Age suitability", "Films per Common Sense age-suitability label (paper Table 14)."),
     "ratings": ("National motion-picture ratings", "Films per country, rating label and minimum age."),

@@ -3,7 +3,7 @@
 Every row is one sentence in (en, ar, id, fa, ro, vi) order, so a film's dialogue is one sequence
 of row numbers rendered in each language: entry counts are identical across a film's tracks and
 token counts are comparable (SPEC A5 duration-coverage audit). The rows are natural, varied
-dialogue; a test checks that ``langdetect`` recognises every bank.
+dialogue; a test checks that the language identifier (:mod:`extractors.langid`) recognises every bank.
 
 Besides plain dialogue there are:
 

@@ -18,8 +18,9 @@ AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
 
 class CohortStage(Stage):
     name = "cohort"
-    reads = ("films", "link_reviews", "selections", "ratings", "tracks", "decisions", "selected_attributes")
-    writes = ("film_gates", "funnel", "flags", "coverage")
+    reads = ("films", "link_reviews", "selections", "ratings", "tracks", "decisions", "selected_attributes",
+             "entries")
+    writes = ("film_gates", "funnel", "flags", "coverage", "token_counts")
 
     def items_in_out(self, stats: dict[str, Any]) -> tuple[int | None, int | None, dict[str, int]]:
         # films at gate 1 in, cohort films out, dropped by the funnel's reasons
@@ -54,11 +55,13 @@ class CohortStage(Stage):
                JOIN tracks t ON t.track_id = s.track_id
                ORDER BY s.imdb_id, s.language"""
         ).fetchall()
+        measures = self._audit_measures(con, sorted({r[2] for r in rows}))
         by_film: dict[str, dict[str, dict]] = {}
-        for imdb, lang, tid, prov, fid, first, last, n_e, n_t, runtime in rows:
+        for imdb, lang, tid, prov, fid, first, last, _n_all, _words, runtime in rows:
+            n_e, n_t, covered = measures.get(tid, (0, 0, 0))
             by_film.setdefault(imdb, {})[lang] = dict(
                 track_id=tid, provider=prov, file_id=fid, first_start_ms=first, last_end_ms=last,
-                n_entries=n_e, n_tokens=n_t, runtime_min=runtime)
+                n_entries=n_e, n_tokens=n_t, covered_ms=covered, runtime_min=runtime)
         n_flags = 0
         for imdb, tracks in by_film.items():
             english = tracks.get("en")
@@ -83,6 +86,44 @@ class CohortStage(Stage):
         ]
         cohort = con.execute("SELECT count(*) FROM film_gates WHERE dropped_at IS NULL").fetchone()[0]
         return {"cohort_films": cohort, "audit_flags": n_flags, "funnel": funnel, "coverage": coverage}
+
+    @staticmethod
+    def _audit_measures(con: duckdb.DuckDBPyConnection, track_ids: list[str]) -> dict[str, tuple[int, int, int]]:
+        """track_id → (entries, o200k_base tokens of the prompt-formatted track, covered ms) over
+        the released entries (clean_content not null), as the release's entries table holds them. Token counts are cached in ``token_counts`` by
+        the sha256 of the counted text, so only new or changed tracks are tokenised."""
+        import hashlib
+
+        from validators.duration_audit import TOKEN_ENCODING, count_texts, covered_ms, prompt_text
+
+        if not track_ids:
+            return {}
+        con.execute("CREATE OR REPLACE TEMP TABLE audit_tracks (track_id VARCHAR)")
+        con.executemany("INSERT INTO audit_tracks VALUES (?)", [[t] for t in track_ids])
+        df = con.sql(  # (a relation: DuckDB 2's execute() result has no .pl())
+            """SELECT e.track_id, e."index", e.timeframe, e.start_ms, e.end_ms, e.clean_content AS content
+               FROM entries e JOIN audit_tracks a USING (track_id)
+               WHERE e.clean_content IS NOT NULL
+               ORDER BY e.track_id, e.start_ms, e."index", e.position"""
+        ).pl()
+        texts: dict[str, tuple[str, str]] = {}  # track_id → (sha256, text)
+        out: dict[str, tuple[int, int, int]] = {}
+        for part in df.partition_by("track_id", maintain_order=True):
+            tid = part["track_id"][0]
+            text = prompt_text(part)
+            texts[tid] = (hashlib.sha256(text.encode()).hexdigest(), text)
+            out[tid] = (part.height, 0, covered_ms(part))
+        known = dict(con.execute(
+            "SELECT text_sha256, n_tokens FROM token_counts WHERE encoding = ?", [TOKEN_ENCODING]).fetchall())
+        todo = sorted({sha: text for sha, text in texts.values() if sha not in known}.items())
+        if todo:
+            counts = count_texts([text for _, text in todo])
+            con.executemany("INSERT INTO token_counts VALUES (?, ?, ?)",
+                            [[sha, TOKEN_ENCODING, n] for (sha, _), n in zip(todo, counts)])
+            known.update({sha: n for (sha, _), n in zip(todo, counts)})
+        for tid, (sha, _) in texts.items():
+            out[tid] = (out[tid][0], int(known[sha]), out[tid][2])
+        return out
 
     @staticmethod
     def _coverage(ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:

@@ -20,17 +20,18 @@ CURATED = ("plot", "synopsis", "storyline")
 
 class CurateStage(Stage):
     name = "curate"
-    version = "1"
-    reads = ("films", "film_gates")
-    writes = ("curation", "task_fields")
+    version = "2"  # 2: genres in the core genre space, curated fills (task_gaps)
+    reads = ("films", "film_gates", "curated_values")
+    writes = ("curation", "task_fields", "film_genres", "genre_reviews", "task_gaps")
 
     def items_in_out(self, stats: dict[str, Any]) -> tuple[int | None, int | None, dict[str, int]]:
         return stats.get("films"), stats.get("films"), {}
 
     def external_inputs(self, ctx: RunContext) -> dict[str, Any]:
         from validators.curation import rules_version
+        from validators.genres import default_map
 
-        return {"rules": rules_version()}
+        return {"rules": rules_version(), "genre_map": default_map().sha256}
 
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         from extractors.gemini_curation import GeminiCurator, assisted_clean
@@ -52,13 +53,18 @@ class CurateStage(Stage):
                FROM films f JOIN film_gates g ON g.kim_id = f.kim_id AND g.dropped_at IS NULL
                ORDER BY f.imdb_id"""
         ).fetchall()
-        rows, records, gemini_errors = [], [], 0
+        from flows.stages.subtitles.task_values import film_genre_rows, fill_gaps, gap_reason, store_task_values
+
+        rows, records, gemini_errors, genre_rows, reasons = [], [], 0, [], {}
         for imdb_id, imdb_json, kim_json, csm_json in films:
             imdb, kim, csm = json.loads(imdb_json), json.loads(kim_json), json.loads(csm_json or "{}")
             raw = {"plot": imdb.get("plot"), "synopsis": imdb.get("synopsis"), "storyline": csm.get("storyline")}
+            core, g_rows = film_genre_rows(imdb_id, imdb, csm)
+            genre_rows += g_rows
             record: dict[str, Any] = {"id": imdb_id, "keyMessage": kim.get("key_message"),
-                                      "genres": imdb.get("genres") or [],
+                                      "genres": core,
                                       "ageSuitabilityRating": csm.get("age_suitability")}
+            reasons.update(gap_reason(imdb_id, raw, g_rows))
             for field in CURATED:
                 result, err = assisted_clean(field, raw[field], curator)
                 gemini_errors += err is not None
@@ -67,6 +73,7 @@ class CurateStage(Stage):
                 rows.append([imdb_id, field, rec["raw"], rec["rawSha256"], rec["clean"], rec["status"],
                              json.dumps(rec["removed"], ensure_ascii=False), rec["method"], rec["rulesVersion"], err])
             records.append(record)
+        records, gaps = fill_gaps(con, records, list(cfg.task_fields), reasons)
         report = completeness(records, list(cfg.task_fields))
         con.execute("BEGIN")
         con.execute("DELETE FROM curation")
@@ -76,8 +83,12 @@ class CurateStage(Stage):
         for field, r in report.items():
             con.execute("INSERT INTO task_fields VALUES (?, ?, ?, ?, ?)",
                         [field, r["kept"], r["present"], r["total"], json.dumps(r["missing"])])
+        store_task_values(con, gaps, genre_rows)
         con.execute("COMMIT")
         cleaned = sum(1 for r in rows if r[5] == "cleaned")
         return {"films": len(films), "fields_cleaned": cleaned, "gemini_errors": gemini_errors,
+                "values_filled": sum(g["status"] == "filled" for g in gaps),
+                "values_missing": sum(g["status"] == "missing" for g in gaps),
+                "genres_unmapped": sum(r[5] == "unmapped" for r in genre_rows),
                 "kept_fields": [f for f, r in report.items() if r["kept"]],
                 "dropped_fields": [f for f, r in report.items() if not r["kept"]]}

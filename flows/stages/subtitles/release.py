@@ -21,7 +21,7 @@ class ReleaseStage(Stage):
     version = "4"  # 3: the task_references table; 4: the selection tables
     reads = ("films", "film_gates", "funnel", "selections", "tracks", "entries", "ratings",
              "language_safety", "flags", "sanitization_log", "coverage", "curation", "task_fields",
-             "withdrawals", "selected_attributes", "selection_per_k")
+             "withdrawals", "selected_attributes", "selection_per_k", "film_genres", "genre_reviews", "task_gaps")
     writes = ("film_ids", "splits")
     retries = 1
 
