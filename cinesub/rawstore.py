@@ -71,6 +71,8 @@ class RawStore:
     def __init__(self, location: Path | str, *, local_root: Path | None = None):
         import fsspec.core
 
+        self._root_uri: str | None = None
+
         if _is_url(location):
             self.fs, base = fsspec.core.url_to_fs(str(location))
             protocols = (self.fs.protocol,) if isinstance(self.fs.protocol, str) else tuple(self.fs.protocol)
@@ -101,13 +103,21 @@ class RawStore:
     def url_for(self, digest: str) -> str:
         """A URL any worker can open (:func:`read_blob`): ``file://`` for a local store."""
         if self.local:
-            return self.path_for(digest).resolve().as_uri()
+            # built as a string: a pathlib path interns every component (each digest would stay
+            # in the interpreter's interned-string table, which never shrinks)
+            if self._root_uri is None:
+                self._root_uri = self.root.resolve().as_uri().rstrip("/")
+            return f"{self._root_uri}/{_relpath(digest)}"
         return self.fs.unstrip_protocol(f"{self._base}/{_relpath(digest)}")
 
     # -- bytes -----------------------------------------------------------------------------------
+    def _local_str(self, digest: str) -> str:
+        """The local path of a blob as a string (no pathlib: see :meth:`url_for`)."""
+        return os.path.join(self._base, _relpath(digest))
+
     def has(self, digest: str) -> bool:
         if self.local:
-            return self.path_for(digest).exists()
+            return os.path.exists(self._local_str(digest))
         return self.fs.exists(f"{self._base}/{_relpath(digest)}")
 
     def put(self, data: bytes) -> tuple[str, bool]:
@@ -165,5 +175,6 @@ class RawStore:
 
     def get(self, digest: str) -> bytes:
         if self.local:
-            return _verified(self.path_for(digest).read_bytes(), digest, digest)
+            with open(self._local_str(digest), "rb") as fh:
+                return _verified(fh.read(), digest, digest)
         return _verified(self.fs.cat_file(f"{self._base}/{_relpath(digest)}"), digest, digest)

@@ -64,6 +64,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from extractors.http_client import NoLimit, RateLimiter, RetryPolicy, TokenBucket, genai_http_options, genai_policy
+from extractors.gemini_keys import GeminiKeyRef, resolve_api_key  # noqa: F401  (re-exported)
 from extractors.http_client import is_transport_error
 
 log = logging.getLogger(__name__)
@@ -261,37 +262,6 @@ def _adapter(row_model: type[BaseModel]) -> TypeAdapter[Any]:
     if ad is None:
         ad = _ADAPTERS[row_model] = TypeAdapter(list[row_model])  # type: ignore[valid-type]
     return ad
-
-
-@dataclass(frozen=True)
-class GeminiKeyRef:
-    """Where an item job's worker finds the Gemini key, so that the key itself never travels in
-    a job or a task's parameters in clear: a Prefect Secret block name (resolved in the worker),
-    the environment variables, or a key set in the settings (``SecretStr``: masked in every repr
-    and log line). :meth:`resolve` gives the plain key to the client only."""
-
-    inline: Any = field(default=None, repr=False)  # SecretStr | None
-    block: str | None = None
-
-    def resolve(self) -> str | None:
-        from cinesub.settings import resolve_secret
-
-        key = resolve_secret(self.inline, self.block, "CINESUB_GEMINI_API_KEY")
-        if key:
-            return key
-        for var in ("CINESUB_GEMINI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
-            if os.environ.get(var):
-                return os.environ[var]
-        return None
-
-
-def resolve_api_key(settings: Any = None) -> str | None:
-    """The Gemini key: ``settings.curation.gemini_api_key`` (or its Prefect Secret block), else
-    ``CINESUB_GEMINI_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` from the environment."""
-    cur = getattr(settings, "curation", None) if settings is not None else None
-    if cur is None:
-        return GeminiKeyRef().resolve()
-    return GeminiKeyRef(cur.gemini_api_key, cur.gemini_api_key_block).resolve()
 
 
 def load_examples(examples_dir: Path, row_model: type[BaseModel]) -> list[tuple[bytes, str]]:

@@ -47,6 +47,7 @@ import re
 import tempfile
 import time
 import zipfile
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,6 +241,10 @@ def page_images_from_pdf(data: bytes, *, dpi: int = 100, first_page: int | None 
 # --------------------------------------------------------------------------------------------
 # Client
 # --------------------------------------------------------------------------------------------
+#: items whose metadata one client keeps (least recently used dropped first)
+ITEM_CACHE = 32
+
+
 @dataclass
 class IAClient:
     """Discovery and download against archive.org (or a fixture host), with bounded retries."""
@@ -253,7 +258,9 @@ class IAClient:
     events: list[dict[str, Any]] = field(default_factory=list)
     #: requests sent (attempts included), for tests and reports
     requests: int = 0
-    _items: dict[str, Any] = field(default_factory=dict)
+    #: the last ITEM_CACHE items' metadata (an LRU: a client that walks 1922–1979 holds a few
+    #: items, not all of them)
+    _items: OrderedDict[str, Any] = field(default_factory=OrderedDict)
 
     @classmethod
     def for_host(cls, host: str | None = None, store: RawStore | Path | str | None = None, **kw: Any) -> IAClient:
@@ -315,6 +322,7 @@ class IAClient:
     def item(self, identifier: str, *, refresh: bool = False) -> Any:
         """The package's ``Item`` built from one metadata-API request (cached per client)."""
         if identifier in self._items and not refresh:
+            self._items.move_to_end(identifier)
             return self._items[identifier]
         url = f"{self.session.protocol}//{self.session.host}/metadata/{quote(identifier)}"
 
@@ -330,6 +338,9 @@ class IAClient:
             raise ProviderError("not_found", f"no item {identifier!r} (metadata API answered {{}})")
         item = self.session.get_item(identifier, item_metadata=data)
         self._items[identifier] = item
+        self._items.move_to_end(identifier)
+        while len(self._items) > ITEM_CACHE:
+            self._items.popitem(last=False)
         return item
 
     def metadata(self, identifier: str) -> dict[str, Any]:

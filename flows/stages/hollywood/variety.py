@@ -36,6 +36,10 @@ from flows.stages.hollywood.common import raw_store, refuse_item, replace_rows
 from flows.stages.hollywood.ocr import ensure_text_columns, ocr_inputs
 
 
+#: items whose jobs a stage hands to the item runner at once (their page lists are built per chunk)
+ITEM_CHUNK = 32
+
+
 def _items(ctx: RunContext) -> Any:
     return item_runner(ctx)
 
@@ -155,25 +159,31 @@ class VarietyFilterStage(PDStage):
         from flows.stages.hollywood.pages import filter_item_failed, filter_item_work
 
         store = raw_store(ctx)
-        # one item per job (on the run's item runner); a page that raises is its internal_error row
-        jobs = [(item_id, [(p, store.url_for(sha) if sha else None, sha) for p, sha in zip(pages, shas)])
-                for item_id, pages, shas in con.execute(
-                    """SELECT item_id, list(page ORDER BY page), list(ocr_sha256 ORDER BY page)
-                       FROM pd_pages GROUP BY item_id ORDER BY item_id""").fetchall()]
         reasons: Counter[str] = Counter()
         dropped: Counter[str] = Counter()
         n = kept = 0
+        items = [r[0] for r in con.execute("SELECT DISTINCT item_id FROM pd_pages ORDER BY 1").fetchall()]
         con.execute("BEGIN")
         try:
             con.execute("DELETE FROM pd_page_filter")
-            for _item, rows in _items(ctx).map(filter_item_work, jobs, filter_item_failed):
-                append_rows(con, "pd_page_filter", rows)  # written item by item, in any order
-                for r in rows:
-                    n += 1
-                    kept += bool(r["keep"])
-                    reasons[r["reason"]] += 1
-                    if not r["keep"]:
-                        dropped[r["reason"]] += 1
+            # one item per job on the run's item runner, ITEM_CHUNK items' jobs at a time (memory
+            # flat in the number of items); a page that raises is its internal_error row
+            for start in range(0, len(items), ITEM_CHUNK):
+                jobs = [(item_id, [(p, store.url_for(sha) if sha else None, sha) for p, sha in zip(pages, shas)])
+                        for item_id, pages, shas in con.execute(
+                            """SELECT item_id, list(page ORDER BY page), list(ocr_sha256 ORDER BY page)
+                               FROM pd_pages WHERE list_contains(?, item_id) GROUP BY item_id ORDER BY item_id""",
+                            [items[start:start + ITEM_CHUNK]]).fetchall()]
+                for _item, rows in _items(ctx).map(filter_item_work, jobs, filter_item_failed):
+                    append_rows(con, "pd_page_filter", rows)  # written item by item, in any order
+                    for r in rows:
+                        n += 1
+                        kept += bool(r["keep"])
+                        reasons[r["reason"]] += 1
+                        if not r["keep"]:
+                            dropped[r["reason"]] += 1
+                del jobs
+                _checkpoint(con, ITEM_CHUNK)  # each chunk committed
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -263,6 +273,15 @@ def page_state_rows(con: duckdb.DuckDBPyConnection, item_id: str, images: dict[i
     return out
 
 
+def _checkpoint(con: duckdb.DuckDBPyConnection, done: int) -> None:
+    """Commit every ITEM_CHUNK items inside a stage that rewrites its tables (a transaction's
+    rows are held in memory until its commit); a crash leaves the stage unfinished, and the next
+    build runs it again from scratch."""
+    if done % ITEM_CHUNK == 0:
+        con.execute("COMMIT")
+        con.execute("BEGIN")
+
+
 _OUT_TABLES = ("pd_tuples", "pd_extract_errors", "pd_crosscheck", "pd_page_state")
 
 
@@ -317,10 +336,12 @@ class VarietyExtractStage(PDStage):
                                 store.url_for(p["ocr_sha256"]) if p["ocr_sha256"] else None, p["ocr_sha256"])
                                for p in pages], citymap) for item_id, _, pages in items]
             n_ocr = 0
-            for item_id, tuples, errors in _items(ctx).map(extract_item_work, jobs, extract_item_failed):
+            for done, (item_id, tuples, errors) in enumerate(
+                    _items(ctx).map(extract_item_work, jobs, extract_item_failed), 1):
                 append_rows(con, "pd_tuples", tuples)
                 errors_of(item_id, errors)
                 n_ocr += len(tuples)
+                _checkpoint(con, done)
             stats["ocr_rules_tuples"] = n_ocr
             gem = self._gemini(ctx, len(items))
             if gem is not None:
@@ -331,7 +352,8 @@ class VarietyExtractStage(PDStage):
                         for item_id, zip_name, pages in items]
                 calls = hits = n_rows = 0
                 gem_errors: Counter[str] = Counter()
-                for res in _items(ctx).map(gemini_item_work, jobs, gemini_item_failed):
+                for done, res in enumerate(_items(ctx).map(gemini_item_work, jobs, gemini_item_failed), 1):
+                    _checkpoint(con, done)
                     item_id = res["item_id"]
                     images[item_id] = res["images"]
                     rows, seqs = [], Counter()
@@ -365,7 +387,9 @@ class VarietyExtractStage(PDStage):
             cross_n: Counter[str] = Counter()
             state_n: Counter[str] = Counter()
             kept_by = {item_id: pages for item_id, _, pages in items}
-            for (item_id,) in con.execute("SELECT DISTINCT item_id FROM pd_page_filter ORDER BY 1").fetchall():
+            for done, (item_id,) in enumerate(
+                    con.execute("SELECT DISTINCT item_id FROM pd_page_filter ORDER BY 1").fetchall(), 1):
+                _checkpoint(con, done)
                 tuples = _rows(con, "SELECT * FROM pd_tuples WHERE item_id = ?", [item_id])
                 errors = _rows(con, "SELECT * FROM pd_extract_errors WHERE item_id = ?", [item_id])
                 pages = [{"item_id": item_id, "page": p["page"], "issue_date": p["issue_date"]}
