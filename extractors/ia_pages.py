@@ -125,13 +125,18 @@ def hocr_index(page_texts: list[str]) -> tuple[str, list[list[int]]]:
     return "".join(page_texts), index
 
 
+def _parse_xml(data: bytes | str, name: str) -> ET.Element:
+    """The root of an IA XML derivative; malformed XML is ``bad_page_index`` naming the file."""
+    try:
+        return ET.fromstring(data if isinstance(data, bytes) else data.encode("utf-8"))
+    except ET.ParseError as exc:
+        raise PageIndexError("bad_page_index", f"{name}: {exc}") from exc
+
+
 def djvu_xml_pages(data: bytes | str) -> list[str]:
     """Page texts of a ``_djvu.xml``: one ``OBJECT`` per page, its ``LINE``s' ``WORD``s joined by
     spaces, lines by ``\\n``, paragraphs ended by a blank line."""
-    try:
-        root = ET.fromstring(data if isinstance(data, bytes) else data.encode("utf-8"))
-    except ET.ParseError as exc:
-        raise PageIndexError("bad_page_index", f"_djvu.xml: {exc}") from exc
+    root = _parse_xml(data, "_djvu.xml")
     pages = []
     for obj in root.iter("OBJECT"):
         paras = []
@@ -183,10 +188,7 @@ def page_numbers(data: bytes | str | dict) -> list[dict[str, Any]]:
 def scandata_access_leaves(data: bytes | str) -> list[int]:
     """Leaf numbers of ``_scandata.xml`` ``pageData/page`` whose ``addToAccessFormats`` is not
     ``false`` (the leaves in the access formats, hence in the OCR derivatives), in order."""
-    try:
-        root = ET.fromstring(data if isinstance(data, bytes) else data.encode("utf-8"))
-    except ET.ParseError as exc:
-        raise PageIndexError("bad_page_index", f"_scandata.xml: {exc}") from exc
+    root = _parse_xml(data, "_scandata.xml")
     leaves = []
     for page in root.iter("page"):
         leaf = page.get("leafNum")

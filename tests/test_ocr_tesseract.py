@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from cinesub.sample.cce import IMAGE_ONLY_VOLUME, generate_cce_world
+from cinesub.sample.cce import IMAGE_ONLY_VOLUME
 from cinesub.sample.scans import png_bytes, render_page
 from cinesub.settings import load_settings
 from extractors import ocr_tesseract as T
@@ -25,6 +25,7 @@ from flows.kernel_exec import execute
 from flows.stages.hollywood.cce import CCEDiscoverStage, CCEParseStage
 from flows.stages.hollywood.common import pd_state_db
 from fixtures.ia_server import IAFixture
+from tests._cce_world import ia, world  # noqa: F401  (module fixtures)
 
 needs_tesseract = pytest.mark.skipif(T.tesseract_version() is None, reason="tesseract-ocr is not installed "
                                      "(scripts/setup.sh installs it)")
@@ -142,17 +143,6 @@ def test_error_rates():
 
 # ---------------------------------------------------------------------------------------------
 # the CCE stages without Gemini
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("cce-world")
-    generate_cce_world(root, seed=1934)
-    return root
-
-
-@pytest.fixture(scope="module")
-def ia(world):
-    with IAFixture(world) as srv:
-        yield srv
 
 
 def _ctx(home: Path, world: Path, ia_host: str) -> RunContext:

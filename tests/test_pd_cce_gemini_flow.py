@@ -19,7 +19,7 @@ import duckdb
 import pytest
 
 from cinesub.rawstore import RawStore
-from cinesub.sample.cce import IMAGE_ONLY_VOLUME, generate_cce_world
+from cinesub.sample.cce import IMAGE_ONLY_VOLUME
 from cinesub.settings import load_settings
 from flows.env.sample import SampleEnvironment
 from flows.kernel_context import GeminiPlan, RunContext
@@ -27,7 +27,7 @@ from flows.kernel_exec import execute
 from flows.stages.hollywood.cce import CCEDiscoverStage, CCEParseStage
 from flows.stages.hollywood.common import pd_connect, pd_state_db
 from fixtures.gemini_pages_server import GeminiPagesFixture
-from fixtures.ia_server import IAFixture
+from tests._cce_world import ia, world  # noqa: F401  (module fixtures)
 
 MIDNIGHT = ("catalogofcopyri1961motsynth", 1)  # the fixture misreads R285114 as R285144
 PATROL = ("motionpict19121939synth", 1)  # the fixture drops NIGHT PATROL (LP4580, 2Feb34)
@@ -35,17 +35,6 @@ N_PAGES = 16  # 8 volumes of a title page and one entry page
 TABLES = ("pd_registrations", "pd_renewals", "pd_unparsed", "pd_cce_crosscheck")
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("cce-world")
-    generate_cce_world(root, seed=1934)
-    return root
-
-
-@pytest.fixture(scope="module")
-def ia(world):
-    with IAFixture(world) as srv:
-        yield srv
 
 
 @pytest.fixture(scope="module")
