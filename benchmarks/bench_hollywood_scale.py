@@ -31,6 +31,7 @@ monthly items × ~335 leaves) scales the measured per-leaf and per-kept-page cos
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -91,6 +92,28 @@ def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
 
 
+def proc_rss() -> dict[str, int]:
+    """This process's current (``VmRSS``) and peak (``VmHWM``) resident set in bytes (Linux
+    ``/proc/self/status``; 0 where absent)."""
+    out = {"VmRSS": 0, "VmHWM": 0}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, val = line.partition(":")
+            if key in out:
+                out[key] = int(val.split()[0]) * 1024
+    return out
+
+
+def reset_peak_rss() -> bool:
+    """Reset this process's peak RSS (Linux: ``5`` into ``/proc/self/clear_refs``), so that a
+    phase's own peak can be read after it; False where the kernel does not allow it."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------------------------
 # the worker (a subprocess: its RSS is the pipeline's)
 # --------------------------------------------------------------------------------------------
@@ -118,13 +141,20 @@ def work(host: str, home: Path, year: str = "1934") -> dict[str, Any]:
                           env=SimpleNamespace(ia_client=lambda store: IAClient(make_session(host), store, retry=retry)))
     secs: dict[str, float] = {}
     rss: dict[str, int] = {"start": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    phase_peak: dict[str, int] = {}
+    phase_end: dict[str, int] = {"start": proc_rss()["VmRSS"]}
     stats: dict[str, Any] = {}
     t_all = time.perf_counter()
-    def timed(name: str, step: Any) -> None:  # one step: its stats, seconds and the peak RSS after it
+    def timed(name: str, step: Any) -> None:  # one step: its stats, seconds, its own peak RSS, RSS after it
+        reset = reset_peak_rss()
         t = time.perf_counter()
         stats[name] = step()
         secs[name] = time.perf_counter() - t
         rss[name] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        now = proc_rss()
+        phase_end[name] = now["VmRSS"]
+        if reset:
+            phase_peak[name] = now["VmHWM"]
 
     with pd_connect(pd_state_db(settings)) as con:
         def fetch_images() -> dict[str, Any]:
@@ -146,7 +176,7 @@ def work(host: str, home: Path, year: str = "1934") -> dict[str, Any]:
     store = raw_store(ctx)
     return {"stats": stats, "seconds": {k: round(v, 2) for k, v in secs.items()},
             "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "peak_rss_after_phase_bytes": rss,
+            "peak_rss_after_phase_bytes": rss, "phase_peak_rss_bytes": phase_peak, "rss_after_phase_bytes": phase_end,
             "raw_store_bytes": dir_bytes(Path(store.root)), "state_db_bytes": dir_bytes(pd_state_db(settings))}
 
 

@@ -12,6 +12,7 @@ BENCHES.append("benchmarks.bench_targets")  # the speed targets that left tests/
 BENCHES.append("benchmarks.bench_ocr")  # Tesseract accuracy on the sample worlds' gold pages (issue 17)
 BENCHES.append("benchmarks.bench_hollywood_scale")  # a generated year of Variety: bytes, memory, rebuild (issue 17)
 BENCHES.append("benchmarks.bench_langid")  # language identification candidates on the real tracks (issue 18)
+BENCHES.append("benchmarks.bench_rebuild")  # sample build, unchanged and 1 % changed rebuilds (issue 18)
 
 
 def main(argv: list[str]) -> int:

@@ -69,8 +69,11 @@ def build(
     wait_timeout: Optional[float] = common.wait_timeout_option(),
     runner: Optional[str] = common.runner_option(),
     dask_address: Optional[str] = common.dask_address_option(),
+    refresh_search: bool = typer.Option(False, "--refresh-search", help="Ask the subtitle providers again even "
+                                        "where the search cache is fresh (providers.search_ttl_hours)."),
 ) -> None:
-    """Run the build-cinesub flow and print where the release is and a summary."""
+    """Run the build-cinesub flow and print where the release is and a summary (nothing changed
+    since the last build: its summary, reused, without running the flow; docs/rebuilds.md)."""
     from cinesub.settings import load_settings
 
     h = common.build_home(home, config, wait_timeout)
@@ -93,11 +96,21 @@ def build(
                              "set it in --config or CINESUB_INPUTS__SOURCES_DIR / CINESUB_INPUTS__SUBTITLES_DIR), "
                              "or use --sample", "inputs_missing")
     with common.build_session(h, wait, wait_timeout):
+        summary = None if force or refresh_search or faults else _unchanged(settings, sample, seed, films)
+        if summary is not None:  # nothing changed: no flow, no Prefect, no fixture server
+            if as_json:
+                print(json.dumps(summary, indent=2, default=str))
+            else:
+                from flows.summary_text import format_summary
+
+                _print_summary(summary, lambda s: f"nothing changed since build {s['reused_build']}: its release "
+                               f"and summary stand (build {s['run_id']}: reused, no stage ran)\n" + format_summary(s))
+            return
         from flows.build import build_cinesub, format_summary
 
         summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
                                 sample_seed=seed, n_films=films, force=force, faults=faults,
-                                runner=runner, dask_address=dask_address)
+                                runner=runner, dask_address=dask_address, refresh_search=refresh_search)
     paused = summary.get("status") == "paused"
     blocked = summary.get("status") == "blocked"
     if as_json:
@@ -117,6 +130,15 @@ def build(
         raise typer.Exit(ExitCode.PAUSED)
     if blocked:
         raise typer.Exit(ExitCode.BLOCKED)
+
+
+def _unchanged(settings, sample: bool, seed: int, films: int) -> dict | None:
+    """The last build's summary when nothing changed since (flows/kernel_fastpath.py), else None."""
+    from flows.env import environment
+    from flows.kernel_fastpath import new_run_id, try_reuse
+
+    env = environment(settings, sample, seed=seed, n_films=films)
+    return try_reuse(settings, env, new_run_id())
 
 
 def check_films(films: int) -> None:

@@ -197,6 +197,10 @@ class ProviderSettings(BaseModel):
     subdl_api_key_block: str | None = "subdl-api-key"
     user_agent: str = "cinesub v0.1"
     requests_per_second: float = Field(4.0, gt=0, description="client-side request rate (requests per second, > 0)")
+    #: hours a provider search (film, language, provider) is trusted before a build asks again
+    #: (docs/rebuilds.md): listings change slowly, a day spares a rebuild 2 requests per film and
+    #: language; 0 searches every build (``cinesub build --refresh-search`` once)
+    search_ttl_hours: float = Field(24.0, ge=0, description="hours a provider search stays fresh (>= 0)")
 
 
 class CurationSettings(BaseModel):
@@ -435,6 +439,9 @@ class Settings(BaseSettings):
     endpoints: EndpointSettings = EndpointSettings()
     sources: SourceSettings = SourceSettings()
     workers: int = Field(2, ge=1, le=256, description="parallel processes for track processing")
+    process_batch_tracks: int = Field(
+        128, ge=1, le=4096, description="candidates per job of the process stage: decoded and parsed one "
+        "by one, verified and sanitized in one vectorised pass, written in one transaction")
     execution: ExecutionSettings = ExecutionSettings()
     raw_store_url: str | None = Field(None, description="fsspec URL of the raw store (s3://bucket/raw, "
                                       "file:///srv/raw); default: the local folder CINESUB_HOME/raw")
@@ -501,6 +508,7 @@ class Settings(BaseSettings):
         data.pop("hollywood", None)  # the build-hollywood flow hashes its own section (flows/stages/hollywood/common.py)
         data.pop("endpoints", None)  # a mirror, a proxy or a replay of the same services changes no output
         data.pop("sources", None)  # how the crawl fetches pages changes no output
+        data.get("providers", {}).pop("search_ttl_hours", None)  # when to ask again changes no output
         for section, key, _ in DEPRECATED_ENDPOINT_KEYS:  # their old names neither
             data.get(section, {}).pop(key, None)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

@@ -39,6 +39,7 @@ __all__ = [
     "detect",
     "identify",
     "predict",
+    "predict_top",
     "fasttext_model",
     "model_path",
     "LanguageModelMissing",
@@ -239,6 +240,18 @@ def predict(text: str, k: int = 3) -> dict[str, float]:
         return {}
     labels, probs = fasttext_model().predict(_clean(text), k=k)
     return {label.removeprefix("__label__"): min(1.0, float(p)) for label, p in zip(labels, probs)}
+
+
+def predict_top(texts: list[str]) -> list[str | None]:
+    """The top language of each text, as ``next(iter(predict(text, k=1)), None)``, in one batched
+    model call (``multilinePredict``: one crossing into the model for the whole list)."""
+    keep = [i for i, text in enumerate(texts) if any(ch.isalpha() for ch in text)]
+    out: list[str | None] = [None] * len(texts)
+    if keep:
+        labels = fasttext_model().f.multilinePredict([_clean(texts[i]) + "\n" for i in keep], 1, 0.0, "strict")
+        for i, top in zip(keep, labels):
+            out[i] = top[0].removeprefix("__label__") if top else None
+    return out
 
 
 def detect(text: str, seed: int = 0, chunk_chars: int = 300, max_chunks: int = 6) -> LanguageGuess:

@@ -25,6 +25,7 @@ from cinesub.state import connect
 from flows.env import environment
 from flows.kernel import FlowSpec, Loop, run_flow
 from flows.kernel_context import RunContext
+from flows.summary_text import format_summary
 from flows.stages.subtitles.acquire import AcquireStage
 from flows.stages.subtitles.annotate import AnnotateStage
 from flows.stages.subtitles.cohort import CohortStage
@@ -166,33 +167,6 @@ def build_summary(ctx: RunContext, stages: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def format_summary(s: dict[str, Any]) -> str:
-    rel = s["release"]
-    lines = [
-        f"release {rel['version']} at {rel['path']}"
-        + (" (new, " + str(rel["change"]) + ")" if rel["new"] else " (unchanged: data identical, no new version)"),
-        f"films {s['films']}  tracks {s['tracks']}  entries {s['entries']}",
-        "flags by layer: " + (", ".join(f"{k} {v}" for k, v in s["flags_by_layer"].items()) or "none"),
-        "funnel: " + " → ".join(f"{g['gate']} {g['kept']}" for g in s["funnel"]),
-    ]
-    rep = s.get("report")
-    if rep:
-        lines.append(f"flagged-track report: {rep['path']} ({rep['flagged_tracks']} flagged, "
-                     f"{rep['rejected_tracks']} rejected tracks)")
-    w = s["work"]
-    lines.append(
-        f"work: {w['downloaded']} downloaded, {w['reused_raw_bytes']} reused from the raw store, "
-        f"{w['tracks_processed']} tracks processed in {w['rounds']} rounds "
-        f"({w['tracks_in_state'] - w['tracks_processed']} processed tracks and "
-        f"{w['raw_files_in_store'] - w['downloaded']} raw files reused from earlier builds); "
-        f"stages reused: {', '.join(w['reused_stages']) or 'none'}"
-    )
-    if w.get("refused_at_search"):
-        lines.append(f"refused at search: {w['refused_at_search']} provider entries, each with its reason "
-                     "(state table attempts, outcome search_rejected)")
-    return "\n".join(lines)
-
-
 FLOW = FlowSpec(
     name="build-cinesub",
     steps=STEPS,
@@ -218,13 +192,20 @@ def build_cinesub(
     faults: str | None = None,
     runner: str | None = None,
     dask_address: str | None = None,
+    refresh_search: bool = False,
 ) -> dict[str, Any]:
     """Build the subtitle corpus and publish a release; returns the build summary.
 
     ``faults`` (sample builds only): fault modes of the provider fixture servers, ``all`` or a
     comma-separated list (fixtures/faults.py). ``runner`` (``local``/``dask``) and
     ``dask_address`` override ``execution.runner`` / ``execution.dask_address``.
+    ``refresh_search`` asks the providers again where the search cache is still fresh.
     """
     settings = load_settings(config, Path(home) if home else None)
     env = environment(settings, sample, seed=sample_seed, n_films=n_films, faults=faults)
-    return run_flow(FLOW, settings, env, force=force, runner=runner, dask_address=dask_address)
+    summary = run_flow(FLOW, settings, env, force=force, runner=runner, dask_address=dask_address,
+                       configure=lambda ctx: setattr(ctx, "refresh_search", refresh_search))
+    from flows.kernel_fastpath import record
+
+    record(settings, env, summary)  # what the next build's "nothing changed" test compares
+    return summary

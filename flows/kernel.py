@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from cinesub.state import connect
 from flows.env import Environment
 from flows.kernel_context import RunContext, Stage
 from flows.kernel_exec import execute, stage_stats_rows
+from flows.kernel_fastpath import new_run_id
 from flows.lifecycle import begin_build, log_removed
 
 StageClass = type[Stage]
@@ -149,8 +149,6 @@ def crash_hook() -> Callable[..., None]:
 # --------------------------------------------------------------------------------------------
 # the runner
 # --------------------------------------------------------------------------------------------
-def new_run_id() -> str:
-    return utcnow().strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
 
 
 def run_flow(spec: FlowSpec, settings: Settings, env: Environment, *, force: bool = False,

@@ -65,6 +65,8 @@ class RunContext:
     flow: str = "build-cinesub"
     env: Environment | None = None
     force: bool = False
+    #: ask the subtitle providers again even where the search cache is fresh (``--refresh-search``)
+    refresh_search: bool = False
     items: Any = None
     gemini: GeminiPlan = field(default_factory=GeminiPlan)
     release_inputs: dict[str, Any] = field(default_factory=dict)

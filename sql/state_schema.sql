@@ -7,6 +7,7 @@ CREATE TABLE IF NOT EXISTS runs (
     started_at    TIMESTAMPTZ NOT NULL,
     finished_at   TIMESTAMPTZ,
     status        VARCHAR NOT NULL,          -- running | completed | failed | interrupted (died unfinished)
+                                             -- | reused (nothing changed: the fast path, docs/rebuilds.md)
     sample        BOOLEAN NOT NULL,
     config_hash   VARCHAR NOT NULL,
     code_version  VARCHAR NOT NULL,
@@ -115,6 +116,22 @@ CREATE TABLE IF NOT EXISTS attempts (
                                              --   local_dir.REFUSAL_CODES; file_id '-' = the whole folder)
     reason        VARCHAR,                   -- reason codes, comma-separated
     attempted_at  TIMESTAMPTZ NOT NULL
+);
+
+-- One row per provider search (film, language, provider): when it was made and what it depended
+-- on, so a rebuild does not ask again while it is fresh (providers.search_ttl_hours,
+-- docs/rebuilds.md). The candidates it found are the `candidates` rows of that key.
+CREATE TABLE IF NOT EXISTS search_cache (
+    imdb_id       VARCHAR NOT NULL,
+    language      VARCHAR NOT NULL,
+    provider      VARCHAR NOT NULL,
+    input_digest  VARCHAR,                   -- the environment's digest of what the answer depends on
+                                             -- (sample: the film's world files; live: NULL, TTL only)
+    searched_at   TIMESTAMPTZ NOT NULL,
+    run_id        VARCHAR NOT NULL,
+    n_candidates  INTEGER NOT NULL,
+    n_refused     INTEGER NOT NULL,          -- entries refused at search (attempts search_rejected)
+    PRIMARY KEY (imdb_id, language, provider)
 );
 
 -- Downloaded candidate files and their provenance (the bytes live in the raw store under

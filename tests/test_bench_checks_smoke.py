@@ -1,7 +1,7 @@
 """Smoke test of benchmarks/bench_checks.py on a few tracks of its synthetic corpus: the corpus
-has the paper's size, the production checks and sanitization find exactly what is planted, and
-the Python-loop baseline, the per-track checks and the batch query agree (nothing is written to
-benchmarks/results)."""
+has the paper's size, its SRT bytes are in the legacy code pages, and the whole production pass
+(process stage jobs, workers, writer, release Parquet) finds exactly what is planted, as does the
+library baseline (nothing is written to benchmarks/results)."""
 
 from __future__ import annotations
 
@@ -20,17 +20,25 @@ def test_corpus_has_paper_scale_and_is_deterministic():
     assert a["index"].to_list()[: lengths[100]] == list(range(1, lengths[100] + 1))
 
 
-def test_checks_and_sanitization_find_exactly_what_is_planted():
-    # tracks 0-59 hold a macro_interval gap (7), a block_lifespan block (57), a wrong-language
-    # track (11), e-mail lines (every 10th from 3) and two artefacts per track
-    out = B.run_range((0, 60, B.PAPER_TRACKS, B.PAPER_ENTRIES, 30))
-    assert out["tracks"] == 60
-    assert out["mismatches"] == []
-    assert out["flags"] == {"block_lifespan": 1, "language_mismatch": 1, "macro_interval": 1}
-    assert out["removed"] == 120 and out["modified"] == 6
+def test_tracks_are_written_in_their_legacy_code_pages():
+    lengths = B.track_lengths(B.PAPER_TRACKS, B.PAPER_ENTRIES)
+    frame, metas = B.make_batch(0, lengths[0:12])
+    encodings = {m["language"]: enc for (_, enc), m in zip(B.srt_bytes(frame, metas), metas)
+                 if not m["wrong_language"]}
+    assert encodings == B.LEGACY
+    (raw, enc), m = B.srt_bytes(frame, metas)[0], metas[0]
+    assert raw.decode(enc).startswith("1\n") and raw.decode(enc).count("-->") == m["n"]
 
 
-def test_baseline_agrees_with_the_production_checks():
-    res = B.run_baseline(B.PAPER_TRACKS, B.PAPER_ENTRIES, 60, 30)
-    assert res["same_results"], res["differences"]
-    assert res["entries"] > 60_000
+def test_the_whole_pass_finds_exactly_what_is_planted():
+    # tracks 0-23 hold a macro_interval gap (7), a wrong-language track (11), e-mail lines (3, 13,
+    # 23) and two artefacts per track
+    res = B.main(["--tracks", "24", "--baseline-tracks", "2", "--batch-tracks", "8", "--workers", "2",
+                  "--no-write"])
+    p = res["pass"]
+    assert res["results_match_planted"], p["mismatches"]
+    assert p["planted_by_layer"] == {"language_mismatch": 1, "macro_interval": 1}
+    assert p["sanitization"]["removed"] == 48 and p["sanitization"]["modified"] == 3
+    assert p["db_entries"] == res["corpus"]["entries"]
+    assert p["parquet_rows"] == res["corpus"]["entries"] - 48
+    assert res["baseline"]["tracks"] == 2 and res["baseline"]["tracks_not_matching_planted"] == 0

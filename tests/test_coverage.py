@@ -317,15 +317,39 @@ def test_seeded_popularity_and_regional_instances_equal_brute_force():
             assert r["stats"]["nodes"] >= 1
 
 
-def test_closed_search_equals_the_subset_search_on_a_dense_instance():
+def test_solve_equals_the_subset_search_on_a_dense_instance():
     pairs = _bench().dense_instance(5, 200, langs=_bench().LANGS[:16])
     new, old = solve(pairs), solve_subset_search(pairs)
     assert new["per_k"] == old["per_k"] and new["best"] == old["best"]
     assert len(new["per_k"]) == 16
-    assert new["stats"]["nodes"] < old["stats"]["nodes"]  # closures merge equivalent subsets
+    assert new["stats"]["method"] == "per_k_compiled" and old["stats"]["method"] == "subset"
     for k in (3, 12):
         assert solve(pairs, k=k, require=["en"], min_films=2)["per_k"] == \
             solve_subset_search(pairs, k=k, require=["en"], min_films=2)["per_k"]
+
+
+def test_dense_correlated_instance_of_14_languages_equals_brute_force():
+    pairs = _bench().dense_instance(3, 120, langs=_bench().LANGS[:14])
+    r = solve(pairs)
+    assert r["stats"]["method"] == "per_k_compiled"
+    assert {e["k"]: e["search"] for e in r["per_k"]} == reference(pairs, ks=range(1, 15))
+    fixed = solve(pairs, k=9, require=["fr", "pt"], min_films=5)
+    assert fixed["per_k"][0]["search"] == reference(pairs, ks=[9], require=["fr", "pt"], min_films=5)[9]
+
+
+def test_pools_wider_than_the_kernel_use_the_closed_set_search():
+    from validators.coverage_batch import MAX_ATTRS
+
+    rng = random.Random(11)
+    attrs = [f"x{i:02d}" for i in range(MAX_ATTRS + 4)]
+    pairs = [(f"f{f}", a) for f in range(40) for a in rng.sample(attrs, rng.randint(1, 5))]
+    pairs += [(f"g{i % 9}", a) for i, a in enumerate(attrs)]  # every attribute present
+    r = solve(pairs, max_k=8)
+    assert len(r["pool"]) > MAX_ATTRS
+    assert r["stats"]["method"] == "closed"
+    assert r["per_k"] == solve_subset_search(pairs, max_k=8)["per_k"]
+    ref = reference(pairs, ks=[1, 2])
+    assert [e["search"] for e in r["per_k"][:2]] == [ref[1], ref[2]]
 
 
 def adversarial() -> dict[str, set[str]]:

@@ -104,7 +104,7 @@ def crashed(tmp_path_factory):
     with its processes recorded while it ran and what was still running afterwards."""
     root = tmp_path_factory.mktemp("crash")
     home = root / "home"
-    proc = _start(home, root / "crash", CINESUB_FAULT_CRASH_AFTER_TRACKS="25")
+    proc = _start(home, root / "crash", CINESUB_FAULT_CRASH_AFTER_TRACKS="25", CINESUB_PROCESS_BATCH_TRACKS="5")
     build_ticks = None
     seen: dict[int, tuple[int, str]] = {}
     try:

@@ -50,9 +50,9 @@ class Boom(RuntimeError):
 @pytest.mark.parametrize("module, attr, step", [
     ("extractors.decode", "decode", "decode"),
     ("extractors.srt", "parse_to_arrow", "parse"),
-    ("validators.checks", "run_checks", "checks"),
-    ("validators.sanitize", "sanitize", "sanitize"),
-    ("validators.duration_audit", "count_words", "tokens"),
+    ("validators.checks", "run_checks_batch", "checks"),  # the batch layers (process_batch)
+    ("validators.sanitize", "sanitize_batch", "sanitize"),
+    ("validators.candidate", "words", "tokens"),
 ])
 def test_exception_in_any_layer_is_an_internal_error_rejection(monkeypatch, module, attr, step):
     import importlib

@@ -21,7 +21,8 @@ def _build(home: Path, **extra_env: str) -> subprocess.CompletedProcess:
 
 def test_crash_then_resume(tmp_path):
     home = tmp_path / "home"
-    crashed = _build(home, CINESUB_FAULT_CRASH_AFTER_TRACKS="25")
+    # batches of 5 tracks, one transaction each: the crash after 25 commits keeps 5 whole batches
+    crashed = _build(home, CINESUB_FAULT_CRASH_AFTER_TRACKS="25", CINESUB_PROCESS_BATCH_TRACKS="5")
     assert crashed.returncode != 0
     with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
         done_tracks = con.execute("SELECT count(*) FROM tracks").fetchone()[0]

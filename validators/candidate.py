@@ -1,9 +1,10 @@
 """Processing one subtitle candidate: decode → strict parse → verification layers → sanitization.
 
 The one processing path of a candidate, pure (no state DB, no files): the ``process`` stage runs
-:func:`process_bytes` in its workers (a :class:`TrackOutcome`: a track row, Arrow-ready columns
-for entries, flags and sanitization actions, so the coordinator writes everything in one
-transaction) and ``cinesub inspect`` runs :func:`process_candidate` through
+:func:`process_batch` in its workers over jobs of ``Settings.process_batch_tracks`` candidates
+(one :class:`TrackOutcome` each: a track row, Arrow-ready columns for entries, flags and
+sanitization actions, so the coordinator writes a batch in one transaction; :func:`process_bytes`
+is the batch of one) and ``cinesub inspect`` runs :func:`process_candidate` through
 :func:`validators.inspect_report.inspect_file` (the JSON report). Both see the same
 :class:`CandidateRun`: the same functions, in the same order, with the same status rule.
 
@@ -17,9 +18,12 @@ rejected outcome with the reason code ``internal_error``, the step, the exceptio
 short detail (:func:`internal_error_outcome`), so one poison file is a recorded rejection, never
 a failed stage.
 
-Speed and memory: one decode, one vectorised parse into Arrow, then polars expressions over the
-entries, handed to polars in record batches of :data:`CHUNK_ROWS` rows so its kernels work the
-batches in parallel. No per-entry Python objects; memory is linear in the file size.
+Speed and memory: one decode and one vectorised parse into Arrow per candidate, then the
+verification layers and sanitization once for all candidates of a batch (:func:`verify_runs`:
+polars expressions over the batch's entries, handed to polars in record batches of
+:data:`CHUNK_ROWS` rows so its kernels work them in parallel; one model call for the language
+layer), so the fixed cost of a polars query or a regex compilation is paid per batch, not per
+track. No per-entry Python objects; memory is linear in the batch's size.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import validators.duration_audit as duration_audit
 import validators.sanitize as sanitizing
 from cinesub.records import DecodeResult, Flag
 from cinesub.settings import Thresholds
+from validators._text import strip_markup
 
 #: Bump when decoding, parsing, checks or sanitization change what a track looks like: every
 #: track is keyed by (candidate, raw bytes, language, runtime, this version), so a bump makes the
@@ -83,8 +88,11 @@ class CandidateRun:
     sanitized: sanitizing.SanitizeResult | None = None
     #: the layers :func:`validators.checks.run_checks` evaluated ([] if not parsed)
     evaluated: list[str] = field(default_factory=list)
-    #: seconds per step: decode, parse, checks, sanitize
+    #: seconds per step: decode, parse, checks, sanitize (checks and sanitize: the batch's time
+    #: divided by its tracks)
     timings: dict[str, float] = field(default_factory=dict)
+    #: (words of the sanitized dialogue, first start, last end) once sanitized (:func:`token_count`)
+    totals: tuple[int, int, int] | None = None
 
     @property
     def layers(self) -> list[str]:
@@ -127,34 +135,81 @@ def process_candidate(raw: bytes, language: str, runtime_min: float | None, thre
     :class:`RuntimeError`."""
     step = step if step is not None else ["decode"]
     run = decode_and_parse(raw, language, policy, step)
-    if run.stopped:
-        return run
-    if run.table.num_rows == 0:  # the parser rejects empty texts; kept as a guard
-        run.flags = [Flag(layer="structure", severity="stop", detail="no subtitle entries")]
-        run.status, run.stopped = "rejected", True
-        return run
+    verify_runs([run], [language], [runtime_min], thresholds, sanitize=sanitize, step=step)
+    return run
 
+
+def verify_runs(runs: list[CandidateRun], languages: list[str], runtimes: list[float | None],
+                thresholds: Thresholds, *, sanitize: bool = True, step: list[str] | None = None) -> None:
+    """The verification layers and, with ``sanitize``, sanitization of every parsed run of a
+    batch (in place), each layer in one vectorised call over all the batch's entries
+    (:func:`validators.checks.run_checks_batch`, :func:`validators.sanitize.sanitize_batch`).
+    Runs that decoding or parsing stopped are left as they are. Raises what a step raises;
+    sanitization that leaves matches behind is a :class:`RuntimeError`."""
+    step = step if step is not None else ["checks"]
+    todo = []
+    for k, run in enumerate(runs):
+        if run.stopped:
+            continue
+        if run.table.num_rows == 0:  # the parser rejects empty texts; kept as a guard
+            run.flags = [Flag(layer="structure", severity="stop", detail="no subtitle entries")]
+            run.status, run.stopped = "rejected", True
+            continue
+        todo.append(k)
+    if not todo:
+        return
     step[0] = "checks"
     t0 = time.perf_counter()
-    entries = pl.from_arrow(pa.Table.from_batches(run.table.to_batches(max_chunksize=CHUNK_ROWS),
-                                                  schema=run.table.schema), rechunk=False)
-    flags = list(run.flags)
-    flags.extend(checks.run_checks(entries, language, runtime_min, thresholds))
-    run.evaluated = checks.evaluated_layers(runtime_min)
-    run.timings["checks"] = time.perf_counter() - t0
-
+    tables = [runs[k].table.append_column(checks.TRACK, pa.array([k] * runs[k].table.num_rows, pa.int32()))
+              for k in todo]
+    table = pa.concat_tables(tables)
+    entries = pl.from_arrow(pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_ROWS),
+                                                  schema=table.schema), rechunk=False)
+    found = checks.run_checks_batch(entries, {k: (languages[k], runtimes[k]) for k in todo}, thresholds)
+    t_checks = (time.perf_counter() - t0) / len(todo)
+    for k in todo:
+        runs[k].flags = runs[k].flags + found[k]
+        runs[k].evaluated = checks.evaluated_layers(runtimes[k])
+        runs[k].timings["checks"] = t_checks
     if sanitize:
         step[0] = "sanitize"
         t0 = time.perf_counter()
-        san = sanitizing.sanitize(entries, language)
+        san = sanitizing.sanitize_batch(entries, {k: languages[k] for k in todo}, track_column=checks.TRACK)
         if san.residual:
             raise RuntimeError(f"sanitization left matches behind: {san.residual[:5]}")
-        run.sanitized, entries = san, san.entries
-        run.timings["sanitize"] = time.perf_counter() - t0
-    run.entries = entries
-    run.flags = one_per_layer(flags)
-    run.status = status_of(run.flags, False)
-    return run
+        t_san = (time.perf_counter() - t0) / len(todo)
+        step[0] = "tokens"
+        by_track = dict(zip(todo, _split(san.entries, checks.TRACK)))
+        logs = dict(_split_keyed(san.log, checks.TRACK))
+        empty_log = san.log.clear().drop(checks.TRACK)
+        totals = san.entries.group_by(checks.TRACK, maintain_order=True).agg(
+            words(pl.col("clean_content").fill_null("")).sum(), pl.col("start_ms").min(), pl.col("end_ms").max())
+        for k, n_words, first, last in totals.rows():
+            runs[k].sanitized = sanitizing.SanitizeResult(by_track[k], logs.get(k, empty_log), [], san.version)
+            runs[k].timings["sanitize"] = t_san
+            runs[k].totals = (int(n_words or 0), int(first), int(last))
+    else:
+        by_track = dict(zip(todo, _split(entries, checks.TRACK)))
+    for k in todo:
+        run = runs[k]
+        run.entries = by_track[k] if not sanitize else run.sanitized.entries
+        run.flags = one_per_layer(run.flags)
+        run.status = status_of(run.flags, False)
+
+
+def _split(frame: pl.DataFrame, key: str) -> list[pl.DataFrame]:
+    """The contiguous parts of ``frame`` per ``key`` value, in order, without the key."""
+    return [part for _, part in _split_keyed(frame, key)]
+
+
+def _split_keyed(frame: pl.DataFrame, key: str) -> list[tuple[Any, pl.DataFrame]]:
+    lengths = frame.group_by(key, maintain_order=True).len().rows()
+    out, offset = [], 0
+    body = frame.drop(key)
+    for value, n in lengths:
+        out.append((value, body.slice(offset, n)))
+        offset += n
+    return out
 
 
 def token_count(entries: pl.DataFrame) -> int:
@@ -162,6 +217,12 @@ def token_count(entries: pl.DataFrame) -> int:
     cheap per-candidate ``tracks.n_tokens``; the duration audit's o200k_base tokens are counted
     once per selected track in the cohort stage (validators/duration_audit.py)."""
     return duration_audit.count_words(entries.with_columns(pl.col("clean_content").fill_null("").alias("content")))
+
+
+def words(text: pl.Expr) -> pl.Expr:
+    """Per entry, the words :func:`validators.duration_audit.count_words` counts (its
+    expression, for many tracks at once: :func:`token_count` per track)."""
+    return strip_markup(text).str.count_matches(r"\S+")
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,12 +266,51 @@ def process_bytes(
     policy: str = "default",
 ) -> TrackOutcome:
     """The outcome of one candidate's bytes; never raises an :class:`Exception` for them (see the
-    module)."""
-    step = ["decode"]  # the step running now, for the internal_error detail
+    module). :func:`process_batch` of one candidate."""
+    return process_batch([(raw, language, runtime_min)], thresholds, policy)[0]
+
+
+def process_batch(
+    items: list[tuple[bytes, str, float | None]],
+    thresholds: Thresholds,
+    policy: str = "default",
+) -> list[TrackOutcome]:
+    """The outcomes of many candidates (``(raw bytes, language, runtime_min)`` each), in order:
+    each is decoded and parsed on its own, then the verification layers and sanitization run
+    once for the whole batch (:func:`verify_runs`). Never raises an :class:`Exception` for the
+    candidates: one whose decoding or parsing raises is its own ``internal_error`` rejection; when
+    the batch step raises, every parsed candidate is verified again on its own, so the exception
+    is the rejection of the candidate(s) that raise it alone."""
+    outcomes: list[TrackOutcome | None] = [None] * len(items)
+    runs: dict[int, CandidateRun] = {}
+    for k, (raw, language, _runtime) in enumerate(items):
+        step = ["decode"]
+        try:
+            runs[k] = decode_and_parse(raw, language, policy, step)
+        except Exception as exc:  # the safety net: a poison item is a rejection, not a stage failure
+            outcomes[k] = internal_error_outcome(type(exc).__name__, str(exc) or repr(exc), step[0])
+    order = sorted(runs)
+    groups, alone = [order], False
+    before = {k: (list(runs[k].flags), runs[k].status, runs[k].stopped) for k in order}
     try:
-        return _outcome(process_candidate(raw, language, runtime_min, thresholds, policy, step=step), step)
-    except Exception as exc:  # the safety net: a poison item is a rejection, not a stage failure
-        return internal_error_outcome(type(exc).__name__, str(exc) or repr(exc), step[0])
+        verify_runs([runs[k] for k in order], [items[k][1] for k in order], [items[k][2] for k in order],
+                    thresholds)
+    except Exception:  # one candidate raised: verify each alone (as parsed) to find it
+        groups, alone = [[k] for k in order], True
+        for k in order:
+            runs[k].flags, runs[k].status, runs[k].stopped = before[k]
+    for group in groups:
+        step = ["checks"]
+        try:
+            if alone:
+                verify_runs([runs[k] for k in group], [items[k][1] for k in group],
+                            [items[k][2] for k in group], thresholds, step=step)
+            for k in group:
+                outcomes[k] = _outcome(runs[k], step)
+        except Exception as exc:
+            for k in group:
+                outcomes[k] = internal_error_outcome(type(exc).__name__, str(exc) or repr(exc), step[0])
+    return outcomes  # type: ignore[return-value]
 
 
 def _outcome(run: CandidateRun, step: list[str]) -> TrackOutcome:
@@ -220,7 +320,7 @@ def _outcome(run: CandidateRun, step: list[str]) -> TrackOutcome:
                             n_repairs=len(run.repairs), errors=run.errors, repairs=run.repairs)
     step[0] = "tokens"
     clean = run.entries.with_row_index("position").with_columns(pl.col("position").cast(pl.Int64))
-    assert run.sanitized is not None
+    assert run.sanitized is not None and run.totals is not None
     return TrackOutcome(
         status=run.status,
         encoding=dec.encoding,
@@ -230,9 +330,9 @@ def _outcome(run: CandidateRun, step: list[str]) -> TrackOutcome:
         entries=clean.select(list(ENTRY_OUTPUT_COLUMNS)),
         sanitization=run.sanitized.log,
         n_repairs=len(run.repairs),
-        n_tokens=token_count(run.entries),
-        first_start_ms=int(clean["start_ms"].min()),
-        last_end_ms=int(clean["end_ms"].max()),
+        n_tokens=run.totals[0],
+        first_start_ms=run.totals[1],
+        last_end_ms=run.totals[2],
         repairs=run.repairs,
     )
 

@@ -251,21 +251,70 @@ def run_checks(
 
     An empty track raises nothing here (the parser's ``structure`` layer owns empty files).
     """
+    return run_checks_batch(entries.with_columns(pl.lit(0).alias(TRACK)), {0: (language, runtime_min)},
+                            thresholds)[0]
+
+
+#: the track key of :func:`run_checks_batch` (the language layer's)
+TRACK = _language.TRACK
+
+
+def run_checks_batch(
+    entries: pl.DataFrame,
+    tracks: dict[Any, tuple[str, float | None]],
+    thresholds: Thresholds,
+) -> dict[Any, list[Flag]]:
+    """:func:`run_checks` of many tracks at once: ``entries`` holds every track's entries, each
+    track's rows contiguous and in file order, column :data:`TRACK` naming the track;
+    ``tracks``: track -> (language, runtime_min). Per track exactly :func:`run_checks`'s flags.
+
+    One polars query aggregates each track's worst values (duplicate indices, shortest and
+    longest block, first start, last end, longest gap); the layer functions above then run only
+    on the tracks whose aggregate crosses their threshold (the same comparisons, so a track they
+    skip would have had no flag), to build the flag and its evidence. The language layer runs
+    for all tracks in one batch (:func:`validators.language.check_languages`)."""
+    out: dict[Any, list[Flag]] = {track: [] for track in tracks}
     if entries.height == 0:
-        return []
+        return out
     frame = entries.select(
+        pl.col(TRACK),
         pl.col("index").cast(pl.Int64),
         pl.col("timeframe"),
         pl.col("start_ms").cast(pl.Int64),
         pl.col("end_ms").cast(pl.Int64),
     ).with_columns((pl.col("end_ms") - pl.col("start_ms")).alias("_dur"))
-    flags = [
-        check_index_duplicate(frame),
-        check_chronology(frame),
-        check_block_lifespan(frame, thresholds),
-        check_delayed_onset(frame, thresholds),
-        check_runtime_coverage(frame, runtime_min, thresholds),
-        check_macro_interval(frame, thresholds),
-        _language.check_language(entries, language, thresholds),
-    ]
-    return [flag for flag in flags if flag is not None]
+    gap = (pl.col("start_ms").shift(-1).over(TRACK) - pl.col("end_ms"))
+    worst = frame.group_by(TRACK, maintain_order=True).agg(
+        pl.len().alias("n"),
+        (pl.col("index").n_unique() < pl.len()).alias("dup"),
+        pl.col("_dur").min().alias("min_dur"),
+        pl.col("_dur").max().alias("max_dur"),
+        pl.col("start_ms").min().alias("first_start"),
+        pl.col("end_ms").max().alias("last_end"),
+        gap.max().alias("max_gap"),
+    )
+    block = minutes_to_ms(thresholds.block_lifespan_min)
+    onset = minutes_to_ms(thresholds.delayed_onset_min)
+    macro = minutes_to_ms(thresholds.macro_interval_min)
+    minimum = exact_fraction(thresholds.runtime_coverage_min_ratio)
+    offset = 0
+    for track, n, dup, min_dur, max_dur, first_start, last_end, max_gap in worst.rows():
+        runtime_min = tracks[track][1]
+        one = frame.slice(offset, n)
+        offset += n
+        flags = [
+            check_index_duplicate(one) if dup else None,
+            check_chronology(one) if min_dur < 0 else None,
+            check_block_lifespan(one, thresholds) if max_dur >= block else None,
+            check_delayed_onset(one, thresholds) if first_start > onset else None,
+            check_runtime_coverage(one, runtime_min, thresholds)
+            if runtime_known(runtime_min) and Fraction(max(last_end, 0), minutes_to_ms(runtime_min)) < minimum
+            else None,
+            check_macro_interval(one, thresholds) if max_gap is not None and max_gap >= macro else None,
+        ]
+        out[track] = [flag for flag in flags if flag is not None]
+    present = {track: tracks[track][0] for track in worst[TRACK].to_list()}
+    for track, flag in _language.check_languages(entries, present, thresholds).items():
+        if flag is not None:
+            out[track].append(flag)
+    return out

@@ -35,6 +35,12 @@ child drawn from its node's attributes and the candidates from t on (a closed se
 not keep the node's own attributes in its K-list). A closed set scores for the sizes between its
 parent's size (exclusive: the parent keeps strictly more films) and its own.
 
+The method ``solve`` runs (``stats.method``): pools of at most ``MAX_ATTRS`` (62) attributes use
+the compiled branch and bound of :mod:`validators.coverage_batch`, one run per size K
+(``per_k_compiled``: films as attribute masks, peeling to the films holding enough candidates,
+a miss-side bound, the same tie rule); wider pools use the closed-set search above (``closed``).
+All three give the same answers (tests and the benchmark compare them).
+
 Sets keeping no film score 0. When every K-subset keeps no film and ``min_films`` is 0, the answer
 for that K is the lexicographically smallest feasible K-subset (all tie at score 0); when
 ``min_films`` > 0 cannot be met, or K is smaller than the number of required attributes or larger
@@ -47,6 +53,8 @@ import inspect
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+from validators.coverage_batch import MAX_ATTRS, best_k_set, film_masks
 
 Avail = Mapping[str, Iterable[str]] | Iterable[tuple[str, str]]
 
@@ -177,6 +185,9 @@ class _SubsetSearch:
         self.nodes = 0  # subsets whose intersection was formed (search nodes)
         self.intersections = 0  # AND + popcount operations (candidate values and degree masks)
 
+    def stats(self) -> dict[str, Any]:
+        return {"method": "subset", "nodes": self.nodes, "intersections": self.intersections}
+
     def record(self, s: int, films: int, path: list[str]) -> None:
         if s not in self.ks or films < self.floor:
             return
@@ -237,6 +248,10 @@ class _ClosedSearch:
         self.nodes = 0  # closed sets visited (duplicates included)
         self.duplicates = 0  # nodes whose closure met an excluded attribute (reached elsewhere)
         self.intersections = 0  # AND (+ popcount) operations on film bitsets
+
+    def stats(self) -> dict[str, Any]:
+        return {"method": "closed", "nodes": self.nodes, "intersections": self.intersections,
+                "duplicates": self.duplicates}
 
     def record(self, k: int, films: int, names: list[str]) -> None:
         """Offer the sorted K-list ``names`` keeping ``films`` films (>= floor) for size k."""
@@ -308,6 +323,31 @@ class _ClosedSearch:
         return False
 
 
+class _PerKSearch:
+    """The compiled branch and bound of :mod:`validators.coverage_batch`, one run per size K
+    (pools of at most ``MAX_ATTRS`` attributes). ``attrs[K]``: the best sorted K-list or None."""
+
+    def __init__(self, ks: set[int], min_films: int):
+        self.ks = ks
+        self.floor = max(min_films, 1)
+        self.attrs: dict[int, list[str] | None] = {k: None for k in ks}
+        self.nodes = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {"method": "per_k_compiled", "nodes": self.nodes}
+
+    def run(self, bits: Mapping[str, int], pool_attrs: list[str], n_films: int, require: list[str]) -> None:
+        names = sorted(pool_attrs)
+        n = len(names)
+        masks, counts = film_masks(bits, names, n_films)
+        req = sum(1 << (n - 1 - names.index(a)) for a in require)
+        for k in sorted(self.ks):
+            found, nodes = best_k_set(masks, counts, n, k, req, self.floor)
+            self.nodes += nodes
+            if found is not None:
+                self.attrs[k] = [a for i, a in enumerate(names) if found[1] >> (n - 1 - i) & 1]
+
+
 def solve(
     avail: Avail,
     pool: int | None = None,
@@ -326,8 +366,8 @@ def solve(
     many films.
 
     Returns ``{"best", "per_k": [{"k", "search", "prefix"}], "elapsed_s", "pool", "films",
-    "stats"}``; ``search``/``prefix``/``best`` are ``{"attributes", "films", "score"}`` or None.
-    The search runs over closed sets (module docstring, "Closed sets").
+    "stats"}``; ``search``/``prefix``/``best`` are ``{"attributes", "films", "score"}`` or None;
+    ``stats``: ``{"method", "nodes", ...}`` (module docstring, "The method ``solve`` runs").
     """
     return _solve(avail, pool, max_k, k, require, min_films, closed=True)
 
@@ -370,8 +410,11 @@ def _solve(avail: Avail, pool: int | None, max_k: int | None, k: int | None, req
         ks_list = list(range(1, min(max_k or n, n) + 1))
     ks = {x for x in ks_list if len(require) <= x <= n}
 
-    search: _ClosedSearch | _SubsetSearch
-    if closed:
+    search: _ClosedSearch | _SubsetSearch | _PerKSearch
+    if closed and n <= MAX_ATTRS:
+        search = _PerKSearch(ks, min_films)
+        search.run(bits, pool_attrs, n_films, require)
+    elif closed:
         search = _ClosedSearch(ks, max(ks) if ks else 0, min_films, require)
         c0 = _intersection(bits, require, universe)
         if ks and c0.bit_count() >= search.floor:
@@ -413,8 +456,7 @@ def _solve(avail: Avail, pool: int | None, max_k: int | None, k: int | None, req
         "pool": [{"attribute": a, "films": bits[a].bit_count()} for a in pool_attrs],
         "require": sorted(require),
         "min_films": min_films,
-        "stats": {"nodes": search.nodes, "intersections": search.intersections,
-                  **({"duplicates": search.duplicates} if closed else {})},
+        "stats": search.stats(),
     }
 
 

@@ -21,6 +21,11 @@ It is built to be robust on subtitle text, deterministic, and fast:
    Latin Extended Additional letters; Romanian by ș/ț/ă.
 6. **Share**: each sampled chunk votes with the number of entries in it; ``share`` is the entry
    weighted fraction of sampled chunks identified as the expected language.
+
+Batches (:func:`language_shares`, :func:`check_languages`; the process stage's path): the chunks
+of many tracks in one polars query, all sampled chunks in one model call and one vectorised
+letter count; per track the same result as the single-track functions, which are the batch
+functions on one track (docs/language.md).
 """
 
 from __future__ import annotations
@@ -82,10 +87,40 @@ def detect_chunk(text: str, seed: int = 0) -> str:
 
     ``seed`` is kept for compatibility: the model is deterministic."""
     del seed
-    text = unicodedata.normalize("NFC", text)
-    probabilities = langid.predict(text, k=1)
-    top = next(iter(probabilities), UNKNOWN)
-    return disambiguate(top, text)
+    return detect_chunks([text])[0]
+
+
+def detect_chunks(texts: list[str]) -> list[str]:
+    """:func:`detect_chunk` of many chunks: one batched model call
+    (:func:`extractors.langid.predict_top`) and the script counts of all of them in one
+    vectorised pass (:func:`script_counts`)."""
+    texts = [unicodedata.normalize("NFC", t) for t in texts]
+    tops = langid.predict_top(texts)
+    counts = script_counts(texts)
+    return [_decide(top or UNKNOWN, text, row) for top, text, row in zip(tops, texts, counts)]
+
+
+#: the letter classes :func:`disambiguate` counts (polars regex; ``\p{L}`` is Python's isalpha)
+_COUNT_CLASSES: dict[str, str] = {
+    "n": r"\p{L}",
+    "arabic": r"[\p{L}&&[\x{0600}-\x{06FF}\x{FB50}-\x{FEFF}]]",
+    "urdu": "[" + "".join(sorted(URDU_LETTERS)) + "]",
+    "fa": "[" + "".join(sorted(PERSIAN_LETTERS)) + "]",
+    "ar": "[" + "".join(sorted(ARABIC_LETTERS)) + "]",
+    "vi": "[" + "".join(sorted(_VI_EXTRA)) + r"\x{1EA0}-\x{1EF9}]",
+    "ro": "[" + "".join(sorted(ROMANIAN_LETTERS)) + "]",
+    "tr": "[" + "".join(sorted(TURKISH_LETTERS)) + "]",
+}
+
+
+def script_counts(texts: list[str]) -> list[tuple[int, ...]]:
+    """Per text, the letter counts of :data:`_COUNT_CLASSES` (in its order), vectorised."""
+    if not texts:
+        return []
+    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+    return frame.select(
+        [pl.col("t").str.count_matches(rx).alias(name) for name, rx in _COUNT_CLASSES.items()]
+    ).rows()
 
 
 def disambiguate(lang: str, text: str) -> str:
@@ -100,25 +135,23 @@ def disambiguate(lang: str, text: str) -> str:
     - ``id`` answers on text with Malay-only vocabulary (awak, sahaja, kerana, mahu, ...) that
       outweighs Indonesian-only vocabulary (karena, saja, bisa, ...): ``ms``.
     """
-    letters = [ch for ch in text if ch.isalpha()]
-    n = len(letters)
+    return _decide(lang, text, script_counts([text])[0])
+
+
+def _decide(lang: str, text: str, counts: tuple[int, ...]) -> str:
+    """:func:`disambiguate` on the counts of :func:`script_counts`."""
+    n, arabic_script, urdu, fa, ar, vi, ro, tr = counts
     if n == 0:
         return lang
-    arabic_script = sum(1 for ch in letters if "\u0600" <= ch <= "\u06ff" or "\ufb50" <= ch <= "\ufeff")
     if arabic_script * 2 > n:
-        urdu = sum(1 for ch in letters if ch in URDU_LETTERS)
         if urdu >= 3 and urdu >= 0.01 * arabic_script:
             return "ur"
-        fa = sum(1 for ch in letters if ch in PERSIAN_LETTERS)
-        ar = sum(1 for ch in letters if ch in ARABIC_LETTERS)
         if fa == ar == 0:
             return lang if lang in ("ar", "fa") else "ar"
         return "fa" if fa > ar else "ar"
-    vi = sum(1 for ch in letters if ch in _VI_EXTRA or "\u1ea0" <= ch <= "\u1ef9")
     if vi >= VI_MIN_SHARE * n:
         return "vi"
-    ro = sum(1 for ch in letters if ch in ROMANIAN_LETTERS)
-    if ro >= RO_MIN_SHARE * n and not any(ch in TURKISH_LETTERS for ch in letters):
+    if ro >= RO_MIN_SHARE * n and not tr:
         return "ro"
     if lang == "id":
         words = _WORD_RE.findall(text.lower())
@@ -129,23 +162,27 @@ def disambiguate(lang: str, text: str) -> str:
     return lang
 
 
+#: the track key of the batch functions (:func:`language_shares`, :func:`check_languages`)
+TRACK = "_track"
+
+
 def _chunks(entries: pl.DataFrame) -> pl.DataFrame:
-    """Consecutive entries joined into ~CHUNK_CHARS chunks: columns chunk, text, n, first_index."""
+    """Consecutive entries of each track (column :data:`TRACK`) joined into ~CHUNK_CHARS chunks:
+    columns TRACK, chunk, text, n, first_index (tracks and chunks in order)."""
     text = strip_markup(pl.col("content")).str.replace_all(r"\s+", " ").str.strip_chars()
     cleaned = (
-        entries.select(pl.col("index"), text.alias("text"))
+        entries.select(pl.col(TRACK), pl.col("index"), text.alias("text"))
         .filter(pl.col("text").str.contains(LETTER_RE))
         .with_columns(pl.col("text").str.len_chars().add(1).alias("_len"))
     )
     if cleaned.height == 0:
-        return pl.DataFrame(
-            schema={"chunk": pl.Int64, "text": pl.String, "n": pl.UInt32, "first_index": pl.Int64}
-        )
+        return pl.DataFrame(schema={TRACK: entries.schema[TRACK], "chunk": pl.Int64, "text": pl.String,
+                                    "n": pl.UInt32, "first_index": pl.Int64})
     return (
         cleaned.with_columns(
-            ((pl.col("_len").cum_sum() - pl.col("_len")) // CHUNK_CHARS).cast(pl.Int64).alias("chunk")
+            ((pl.col("_len").cum_sum().over(TRACK) - pl.col("_len")) // CHUNK_CHARS).cast(pl.Int64).alias("chunk")
         )
-        .group_by("chunk", maintain_order=True)
+        .group_by(TRACK, "chunk", maintain_order=True)
         .agg(
             pl.col("text").str.join(" "),
             pl.len().alias("n"),
@@ -173,38 +210,67 @@ def language_share(entries: pl.DataFrame, language: str, seed: int = 0) -> dict[
     ``mismatch_indices`` the first entry index of up to 10 sampled chunks identified as another
     language (for a curator to open).
     """
+    del seed  # the model is deterministic
+    return language_shares(entries.with_columns(pl.lit(0).alias(TRACK)), {0: language})[0]
+
+
+def language_shares(entries: pl.DataFrame, language_by_track: dict[Any, str]) -> dict[Any, dict[str, Any]]:
+    """:func:`language_share` of every track of ``entries`` (column :data:`TRACK` names the
+    track, entries of a track in file order; ``language_by_track`` its expected language): the
+    chunks of all tracks in one vectorised pass, the sampled chunks of all of them in one batched
+    model call. A track of ``language_by_track`` without entries gets the no-text result."""
     chunks = _chunks(entries)
-    picked = chunks[_spread(chunks.height, MAX_CHUNKS)] if chunks.height else chunks
-    votes: dict[str, int] = {}
-    mismatches: list[int] = []
-    total = 0
-    for text, n, first_index in picked.select("text", "n", "first_index").iter_rows():
-        lang = detect_chunk(text, seed)
-        votes[lang] = votes.get(lang, 0) + n
-        total += n
-        if lang != language and len(mismatches) < MAX_SAMPLE_INDICES:
-            mismatches.append(int(first_index))
-    if total == 0:  # no letters anywhere: nothing to vote on
-        return {"share": 0.0, "detected": None, "n_chunks": 0, "by_language": {}, "n_entries": 0,
-                "mismatch_indices": []}
-    by_language = {
-        lang: votes[lang] / total for lang in sorted(votes, key=lambda k: (-votes[k], k))
-    }
-    return {
-        "share": votes.get(language, 0) / total,
-        "detected": next(iter(by_language)),
-        "n_chunks": picked.height,
-        "by_language": by_language,
-        "n_entries": total,
-        "mismatch_indices": mismatches,
-    }
+    picked_rows: list[tuple[Any, str, int, int]] = []
+    for track, part in chunks.partition_by(TRACK, maintain_order=True, as_dict=True).items():
+        rows = part.select(TRACK, "text", "n", "first_index").rows()
+        picked_rows.extend(rows[i] for i in _spread(len(rows), MAX_CHUNKS))
+    detected = detect_chunks([text for _, text, _, _ in picked_rows])
+    votes: dict[Any, dict[str, int]] = {}
+    mismatches: dict[Any, list[int]] = {}
+    sampled: dict[Any, int] = {}
+    for (track, _text, n, first_index), lang in zip(picked_rows, detected):
+        mine = votes.setdefault(track, {})
+        mine[lang] = mine.get(lang, 0) + n
+        sampled[track] = sampled.get(track, 0) + 1
+        if lang != language_by_track[track] and len(miss := mismatches.setdefault(track, [])) < MAX_SAMPLE_INDICES:
+            miss.append(int(first_index))
+    out: dict[Any, dict[str, Any]] = {}
+    for track, language in language_by_track.items():
+        track_votes = votes.get(track, {})
+        total = sum(track_votes.values())
+        if total == 0:  # no letters anywhere: nothing to vote on
+            out[track] = {"share": 0.0, "detected": None, "n_chunks": 0, "by_language": {}, "n_entries": 0,
+                          "mismatch_indices": []}
+            continue
+        by_language = {lang: track_votes[lang] / total
+                       for lang in sorted(track_votes, key=lambda k: (-track_votes[k], k))}
+        out[track] = {
+            "share": track_votes.get(language, 0) / total,
+            "detected": next(iter(by_language)),
+            "n_chunks": sampled[track],
+            "by_language": by_language,
+            "n_entries": total,
+            "mismatch_indices": mismatches.get(track, []),
+        }
+    return out
 
 
 def check_language(
     entries: pl.DataFrame, language: str, thresholds: Thresholds, seed: int = 0
 ) -> Flag | None:
     """A ``language_mismatch`` flag (severity review) when share < ``language_min_share``."""
-    result = language_share(entries, language, seed=seed)
+    del seed  # the model is deterministic
+    return check_languages(entries.with_columns(pl.lit(0).alias(TRACK)), {0: language}, thresholds)[0]
+
+
+def check_languages(entries: pl.DataFrame, language_by_track: dict[Any, str],
+                    thresholds: Thresholds) -> dict[Any, Flag | None]:
+    """:func:`check_language` of every track of ``entries`` (as :func:`language_shares`)."""
+    return {track: _language_flag(result, language_by_track[track], thresholds)
+            for track, result in language_shares(entries, language_by_track).items()}
+
+
+def _language_flag(result: dict[str, Any], language: str, thresholds: Thresholds) -> Flag | None:
     share = result["share"]
     if share >= thresholds.language_min_share:
         return None

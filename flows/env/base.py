@@ -194,6 +194,21 @@ class Environment(ABC):
     def release_inputs(self) -> dict[str, Any]:
         """Input snapshot ids the subtitle release records (``inputs`` of the manifest)."""
 
+    #: whether a provider answer may be reused by a later build (the search cache)
+    search_cacheable: bool = True
+
+    def search_inputs(self, imdb_ids: list[str]) -> dict[str, str | None]:
+        """Per film, a digest of what a provider search of it depends on, beyond the search
+        cache's TTL (docs/rebuilds.md): a film whose digest changed is searched again. Remote
+        providers: none known (None, the TTL alone decides)."""
+        return {}
+
+    def rebuild_inputs(self) -> dict[str, Any] | None:
+        """Fingerprint material of this environment's inputs for the "nothing changed" fast path
+        (flows/kernel_fastpath.py), computed before any service starts; None: the fast path
+        cannot tell (the normal build runs)."""
+        return None
+
     # -- Hollywood flow -----------------------------------------------------------------------
     @abstractmethod
     def ia_client(self, store: RawStore) -> Any:

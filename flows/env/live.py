@@ -95,6 +95,40 @@ class LiveEnvironment(Environment):
             return {"subtitles": dir_digest(self.settings.inputs.subtitles_dir)}
         return {"live_run": run_id}  # network providers: searched every build
 
+    def search_inputs(self, imdb_ids: list[str]) -> dict[str, str | None]:
+        """A local dump: the film's folder (edited → searched again); remote providers: none."""
+        subs = self.settings.inputs.subtitles_dir
+        if subs is None:
+            return {}
+        from cinesub.digests import tree_digest
+
+        return {tt: tree_digest(subs, [tt]) for tt in imdb_ids}
+
+    def rebuild_inputs(self) -> dict[str, Any] | None:
+        """The source pages and the local subtitle dump (their bytes); None when the pages were
+        mirrored longer ago than ``providers.search_ttl_hours`` (the normal build runs)."""
+        import json
+        from datetime import datetime, timedelta, timezone
+
+        root, subs = self.settings.inputs.sources_dir, self.settings.inputs.subtitles_dir
+        if root is None or not Path(root).is_dir():
+            return None
+        try:  # SNAPSHOT.json of `cinesub sources mirror` (extractors/sources/mirror.py, not imported here)
+            finished = json.loads((Path(root) / "SNAPSHOT.json").read_text(encoding="utf-8")).get("finished_at")
+        except (OSError, ValueError, AttributeError):
+            finished = None
+        if finished:
+            try:
+                at = datetime.fromisoformat(str(finished).replace("Z", "+00:00"))
+                if at.tzinfo is None:
+                    at = at.replace(tzinfo=timezone.utc)
+            except ValueError:
+                return None
+            if at < datetime.now(timezone.utc) - timedelta(hours=self.settings.providers.search_ttl_hours):
+                return None
+        return {"kind": "live", "sources": dir_digest(root),
+                "subtitles": dir_digest(subs) if subs is not None and Path(subs).is_dir() else None}
+
     # -- Hollywood flow -----------------------------------------------------------------------
     def ia_client(self, store: RawStore) -> Any:
         return build_ia_client(self.service_endpoints(), store, self.tuning)

@@ -14,6 +14,7 @@ speak the real wire formats, so the real clients run (the only production module
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cinesub import tmpfiles
+from cinesub.digests import tree_digest
 from cinesub.errors import UsageError
 from cinesub.rawstore import RawStore
 from cinesub.settings import EndpointSettings, Settings, host_to_url
@@ -29,6 +31,8 @@ from flows.env.base import (ClientTuning, Environment, GeminiEndpoint, Hollywood
                             build_gemini_endpoint, build_ia_client, build_subtitle_providers, dir_digest)
 
 SAMPLE_GENERATOR_VERSION_FILE = "world.json"
+#: the folders of a sample world the page fixture serves (fixtures/pages_server.py)
+PAGE_DIRS = ("kim", "kim_index", "csm", "imdb")
 WORLD_MARKER = "world.json"
 #: quota of the sample OpenSubtitles fixture when the ``quota`` fault is on: one clean stop in a
 #: default sample build (about 200 downloads), completed by the next run; the fixture's own
@@ -174,6 +178,7 @@ class SampleEnvironment(Environment):
         self.world: Path | None = None  # the subtitle world
         self.worlds: dict[str, Path] = {}  # the Hollywood worlds
         self.digest: str | None = None
+        self.pages_digest: str | None = None  # the world's page folders (PAGE_DIRS)
 
     @classmethod
     def attached(cls, settings: Settings, *, world: Path | None = None, worlds: dict[str, Path] | None = None,
@@ -192,6 +197,8 @@ class SampleEnvironment(Environment):
         else:
             self.world, self.world_reused = ensure_sample_world(self.settings, self.seed, self.n_films)
             self.digest = dir_digest(self.world)
+            # what the page server serves: a changed subtitle file leaves the inventory reused
+            self.pages_digest = tree_digest(self.world, PAGE_DIRS)
 
     def services(self, flow: str) -> contextlib.AbstractContextManager[dict[str, Any]]:
         return self._pd_services() if flow == "build-hollywood" else self._subtitle_services()
@@ -255,7 +262,7 @@ class SampleEnvironment(Environment):
                      "skipped": len(report.skipped), "counts": report.counts(), "snapshot_id": report.snapshot_id}
 
     def inventory_inputs(self) -> dict[str, Any]:
-        return {"sample": self.digest}  # the pages are the sample world's, served verbatim
+        return {"sample": self.pages_digest or self.digest}  # the pages are the sample world's, served verbatim
 
     def release_inputs(self) -> dict[str, Any]:
         return {"sample_world": self.digest, "sources": None}
@@ -266,6 +273,44 @@ class SampleEnvironment(Environment):
 
     def acquire_inputs(self, run_id: str) -> dict[str, Any]:
         return {"sample": self.digest, "faults": self.faults}
+
+    @property
+    def search_cacheable(self) -> bool:  # type: ignore[override]
+        # fault modes plant listings that live as long as one fixture server (SubDL's unsafe
+        # archives): a fault build is a test of the providers' answers, searched afresh
+        return not self.faults
+
+    def search_inputs(self, imdb_ids: list[str]) -> dict[str, str | None]:
+        """The film's files in the world the provider fixtures serve (subtitles, multi-part
+        items, search-only listings): a changed world file means a changed answer."""
+        from fixtures.opensubtitles_server import LISTINGS_FILE, MULTIPART_DIR
+
+        if self.world is None:
+            return {}
+        listings: dict[str, list[Any]] = {}
+        path = self.world / LISTINGS_FILE
+        if path.is_file():
+            for item in json.loads(path.read_text(encoding="utf-8")).get("items", []):
+                listings.setdefault(str(item.get("imdb_id")), []).append(item)
+        out: dict[str, str | None] = {}
+        for tt in imdb_ids:
+            parts = [tree_digest(self.world, [f"subtitles/{tt}", f"{MULTIPART_DIR}/{tt}"]),
+                     json.dumps(listings.get(tt, []), sort_keys=True)]
+            out[tt] = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return out
+
+    def rebuild_inputs(self) -> dict[str, Any] | None:
+        """The world (bytes of every file), the parameters, and the page mirror made from it;
+        None when the world is not there yet or fault modes are on (a fault build is a test)."""
+        from cinesub.sample.generate import GENERATOR_VERSION
+
+        target = self.settings.home / "sample-world" / f"seed{self.seed}-n{self.n_films}"
+        if self.faults or not _marker_says(target / SAMPLE_GENERATOR_VERSION_FILE, "generator_version",
+                                           GENERATOR_VERSION):
+            return None
+        mirror = self.settings.home / "sources" / "sample-mirror"
+        return {"kind": "sample", "seed": self.seed, "n_films": self.n_films, "world": dir_digest(target),
+                "mirror": dir_digest(mirror) if mirror.is_dir() else None}
 
     # -- Hollywood flow -----------------------------------------------------------------------
     def ia_client(self, store: RawStore) -> Any:

@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from flows.kernel_context import RunContext
-from flows.stages.hollywood.common import PDStage, copy_arrow, file_digest, replace_rows
+from flows.stages.hollywood.common import PDStage, copy_arrow, file_digest, flush_rows, replace_rows
 
 #: bootstrap resamples and seed of the evaluation intervals
 EVAL_N_BOOT = 1000
@@ -145,6 +145,7 @@ class VarietyAggregateStage(PDStage):
         for name, table in (("weekly", "pd_weekly"), ("yearly", "pd_yearly"), ("top100", "pd_top100"),
                             ("excluded", "pd_excluded"), ("unknown_cities", "pd_unknown_cities")):
             copy_arrow(con, table, res[name])
+        flush_rows(con)
         return {"primary": primary, "tuples": tuples.num_rows, "weekly": res["weekly"].num_rows,
                 "yearly": res["yearly"].num_rows, "top": res["top100"].num_rows,
                 "excluded": exclusion_counts(res["excluded"]), "unknown_cities": res["unknown_cities"].num_rows}

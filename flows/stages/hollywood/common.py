@@ -191,6 +191,15 @@ def copy_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table | None
     return 0 if data is None else data.num_rows
 
 
+def flush_rows(con: duckdb.DuckDBPyConnection) -> None:
+    """Write the committed rows into the DB file (outside a transaction): DuckDB keeps committed
+    rows in memory, with the write-ahead log, until a checkpoint, so without one a stage's memory
+    grows with the rows it wrote (issue 17). A checkpoint DuckDB cannot take now (another
+    transaction open on the file) changes nothing but memory: the rows are safe in the log."""
+    with contextlib.suppress(duckdb.Error):
+        con.execute("CHECKPOINT")
+
+
 def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> int:
     """Insert ``rows`` into ``table`` by column name (no delete, no transaction of its own: the
     caller's)."""

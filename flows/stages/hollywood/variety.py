@@ -32,12 +32,13 @@ from extractors.variety.issue_dates import head_issue_date  # noqa: F401  (re-ex
 from flows.kernel_context import RunContext
 from flows.stages.hollywood.common import (PDStage, append_rows, file_digest, gemini_inputs, gemini_job, ia_client,
                                            ia_spec, item_runner)
-from flows.stages.hollywood.common import raw_store, refuse_item, replace_rows
+from flows.stages.hollywood.common import flush_rows, raw_store, refuse_item, replace_rows
 from flows.stages.hollywood.ocr import ensure_text_columns, ocr_inputs
 
 
-#: items whose jobs a stage hands to the item runner at once (their page lists are built per chunk)
-ITEM_CHUNK = 32
+#: items whose jobs a stage hands to the item runner at once (their page lists are built per
+#: chunk), and how often a stage commits and checkpoints its rows (issue 17: memory flat in items)
+ITEM_CHUNK = 8
 
 
 def _items(ctx: RunContext) -> Any:
@@ -188,6 +189,7 @@ class VarietyFilterStage(PDStage):
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        flush_rows(con)
         return {"pages": n, "kept": kept, "reasons": dict(reasons), "dropped": dict(dropped)}
 
 
@@ -274,11 +276,12 @@ def page_state_rows(con: duckdb.DuckDBPyConnection, item_id: str, images: dict[i
 
 
 def _checkpoint(con: duckdb.DuckDBPyConnection, done: int) -> None:
-    """Commit every ITEM_CHUNK items inside a stage that rewrites its tables (a transaction's
-    rows are held in memory until its commit); a crash leaves the stage unfinished, and the next
-    build runs it again from scratch."""
+    """Commit (and checkpoint, :func:`flush_rows`) every ITEM_CHUNK items inside a stage that
+    rewrites its tables (a transaction's rows are held in memory until its commit); a crash
+    leaves the stage unfinished, and the next build runs it again from scratch."""
     if done % ITEM_CHUNK == 0:
         con.execute("COMMIT")
+        flush_rows(con)
         con.execute("BEGIN")
 
 
@@ -404,6 +407,7 @@ class VarietyExtractStage(PDStage):
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        flush_rows(con)
         stats["page_states"] = dict(state_n)
         stats.update(primary=primary, errors=dict(errors_by), crosscheck=dict(cross_n))
         return stats

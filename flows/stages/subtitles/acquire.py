@@ -21,6 +21,7 @@ position), so every entry of the joined track maps back to its part and original
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import duckdb
@@ -30,14 +31,17 @@ from cinesub.records import Candidate, utcnow
 from flows.kernel_context import RunContext, Stage
 from flows.stages.subtitles.common import selection_views
 
+_CANDIDATE_COLUMNS = ("imdb_id, language, provider, file_id, download_count, rank, uploader, release, fps, "
+                      "hearing_impaired, machine_translated, ai_translated, upload_date, feature_imdb_id, url")
 _ATTEMPT = """INSERT INTO attempts (run_id, imdb_id, language, provider, file_id, attempt_no, sha256, outcome,
                   reason, attempted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
 
 class AcquireStage(Stage):
     name = "acquire"
-    reads = ("films", "candidates", "tracks", "decisions", "blobs", "attempts", "selected_attributes")
-    writes = ("candidates", "blobs", "attempts")
+    reads = ("films", "candidates", "tracks", "decisions", "blobs", "attempts", "selected_attributes",
+             "search_cache")
+    writes = ("candidates", "blobs", "attempts", "search_cache")
     retries = 2
 
     def __init__(self, round_no: int = 1, search: bool | None = None):
@@ -126,16 +130,45 @@ class AcquireStage(Stage):
         return stats
 
     def _search(self, ctx: RunContext, con, providers, stats) -> None:
+        """Search every eligible film × wanted language at every provider, except where the
+        search cache (``search_cache``) holds a fresh answer: searched within
+        ``providers.search_ttl_hours`` and with the same input digest (docs/rebuilds.md). A pair
+        with any new answer is ranked again over all its providers (cached ones from
+        ``candidates``), so the ranks are those of a full search."""
         pairs = con.execute(
             "SELECT e.imdb_id, l.language FROM eligible_films e CROSS JOIN wanted_languages l ORDER BY 1, 2"
         ).fetchall()
+        now = utcnow()
+        ttl = ctx.settings.providers.search_ttl_hours
+        refresh = ctx.force or ctx.refresh_search or ttl <= 0 or not ctx.env.search_cacheable
+        inputs = ctx.env.search_inputs(sorted({imdb_id for imdb_id, _ in pairs}))
+        cache = {} if refresh else {
+            (i, lang, p): (d, t) for i, lang, p, d, t in con.execute(
+                "SELECT imdb_id, language, provider, input_digest, searched_at FROM search_cache").fetchall()}
+        horizon = now - timedelta(hours=ttl)
+        old: dict[tuple[str, str, str], list[list[Any]]] = {}
+        for row in con.execute(f"SELECT {_CANDIDATE_COLUMNS} FROM candidates ORDER BY rank").fetchall():
+            old.setdefault((row[0], row[1], row[2]), []).append(list(row))
         rows: list[list[Any]] = []
+        redone: list[tuple[str, str]] = []
+        cached: list[list[Any]] = []
         off: set[str] = set()  # providers that refused the credentials or whose daily limit is spent
+        stats["search_cached"] = 0
         for imdb_id, language in pairs:
-            found: list[Candidate] = []
+            digest = inputs.get(imdb_id)
+            answers: list[list[list[Any]]] = []
+            fresh_pair = True
             for provider in providers:
+                key = (imdb_id, language, provider.name)
+                hit = cache.get(key)
+                if hit is not None and hit[0] == digest and hit[1] >= horizon:
+                    stats["search_cached"] += 1
+                    answers.append(old.get(key, []))
+                    continue
+                fresh_pair = False
                 if provider.name in off:  # recorded once (below); not asked again this run
                     stats["search_skipped"] = stats.get("search_skipped", 0) + 1
+                    answers.append(old.get(key, []))
                     continue
                 try:
                     if hasattr(provider, "scan"):  # a provider that reports the entries it refused
@@ -150,22 +183,42 @@ class AcquireStage(Stage):
                                            "search_failed", f"{code}: {exc}"[:500], utcnow()])
                     if code in ("auth_failed", "quota_exhausted"):
                         off.add(provider.name)
+                    answers.append(old.get(key, []))  # the last answer stands until a search succeeds
                     continue
                 stats["searched"] += 1
                 for r in refused:  # one bad file is a recorded rejection of that file only
                     stats["search_rejected"] += 1
                     con.execute(_ATTEMPT, [ctx.run_id, imdb_id, language, provider.name, r.file_id, 0, None,
                                            "search_rejected", f"{r.reason_code}: {r.detail}"[:500], utcnow()])
-                found.extend(sorted(hits, key=lambda c: (-c.download_count, c.file_id)))
-            for rank, c in enumerate(found, start=1):
-                rows.append([c.imdb_id, c.language, c.provider, c.file_id, c.download_count, rank,
-                             c.uploader, c.release, c.fps, c.hearing_impaired, c.machine_translated,
-                             c.ai_translated, c.upload_date, c.feature_imdb_id, c.url])
+                ranked = sorted(hits, key=lambda c: (-c.download_count, c.file_id))
+                answers.append([[c.imdb_id, c.language, c.provider, c.file_id, c.download_count, 0,
+                                 c.uploader, c.release, c.fps, c.hearing_impaired, c.machine_translated,
+                                 c.ai_translated, c.upload_date, c.feature_imdb_id, c.url] for c in ranked])
+                cached.append([imdb_id, language, provider.name, digest, now, ctx.run_id, len(ranked), len(refused)])
+            if fresh_pair:
+                continue  # every answer cached: its candidates rows stand as they are
+            redone.append((imdb_id, language))
+            for rank, row in enumerate((r for answer in answers for r in answer), start=1):
+                rows.append(row[:5] + [rank] + row[6:])
+        names = sorted({p.name for p in providers})
+        marks = ",".join("?" * len(names))
         con.execute("BEGIN")
-        if stats["search_failed"] == 0:  # a complete search replaces the previous one
-            names = sorted({p.name for p in providers})
-            con.execute(f"DELETE FROM candidates WHERE provider IN ({','.join('?' * len(names))})", names)
+        if stats["search_failed"] == 0:  # a complete search: pairs no longer wanted go
+            con.execute("CREATE OR REPLACE TEMP TABLE _pairs (imdb_id VARCHAR, language VARCHAR)")
+            if pairs:
+                con.executemany("INSERT INTO _pairs VALUES (?, ?)", [list(p) for p in pairs])
+            for table in ("candidates", "search_cache"):
+                con.execute(f"DELETE FROM {table} t WHERE provider IN ({marks}) AND NOT EXISTS (SELECT 1 FROM "
+                            "_pairs p WHERE p.imdb_id = t.imdb_id AND p.language = t.language)", names)
+        for imdb_id, language in redone:
+            con.execute(f"DELETE FROM candidates WHERE imdb_id = ? AND language = ? AND provider IN ({marks})",
+                        [imdb_id, language, *names])
         if rows:
             con.executemany("INSERT OR REPLACE INTO candidates VALUES (" + ",".join("?" * 15) + ")", rows)
+        if not ctx.env.search_cacheable:  # answers no later build may reuse: the next one searches afresh
+            con.execute(f"DELETE FROM search_cache WHERE provider IN ({marks})", names)
+        elif cached:
+            con.executemany("INSERT OR REPLACE INTO search_cache VALUES (" + ",".join("?" * 8) + ")", cached)
         con.execute("COMMIT")
-        stats["candidates"] = len(rows)
+        stats["candidates"] = con.execute("SELECT count(*) FROM candidates").fetchone()[0]
+        stats["candidates_new"] = len(rows)

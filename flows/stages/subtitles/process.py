@@ -1,6 +1,13 @@
 """Stage ``process``: decode, parse, verify and sanitize every downloaded candidate the chain
-needs (validators/candidate.py, in worker processes), then write tracks, entries, flags and
-the sanitization log, and recompute the selection per film and language.
+needs (validators/candidate.py, in worker processes, jobs of ``Settings.process_batch_tracks``
+candidates), then write tracks, entries, flags and the sanitization log -- one transaction per
+batch, rows of reprocessed tracks deleted by the batch's set of track ids, entries inserted as
+one Arrow table -- and recompute the selection per film and language. A crash keeps every
+committed batch; ``ctx.item_done`` is called per track once its batch is committed.
+
+A batch whose worker raises or dies is run again one track per job (:class:`_Retry`), so a
+poison file is its own rejection, never its batch's; a batch whose rows cannot be written
+together is written track by track.
 
 One poison candidate never fails the stage: an exception while processing it (or in its worker,
 or a worker that dies on it) is a rejected track with reason ``internal_error`` and the exception
@@ -10,10 +17,12 @@ type and detail in ``tracks.error_type``/``error_detail`` and its flag; the trac
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 from rich.progress import Progress
 
 from cinesub.rawstore import RawStore, read_blob
@@ -26,23 +35,51 @@ from validators.candidate import (
     PROCESSING_VERSION,
     flag_rows,
     internal_error_outcome,
-    process_bytes,
+    process_batch,
     track_id_for,
 )
 
 
-def _work(args: tuple) -> tuple[tuple, Any]:
-    """One candidate (in a worker process): never raises for the candidate's bytes
-    (process_bytes turns any exception into an ``internal_error`` rejection)."""
-    raw_url, sha, language, runtime_min, thresholds_json, policy, key = args
-    raw = read_blob(raw_url, sha)
-    outcome = process_bytes(raw, language, runtime_min, Thresholds.model_validate_json(thresholds_json), policy)
-    return key, outcome
+def _work(job: tuple) -> list[tuple[tuple, Any]]:
+    """One batch of candidates (in a worker process): ``(thresholds_json, policy, tracks)``, each
+    track ``(raw_url, sha, language, runtime_min, key)``; returns ``(key, outcome)`` per track, in
+    order. Never raises for the candidates' bytes: a blob that cannot be read is that track's
+    ``internal_error`` rejection (step ``worker``), and process_batch turns any exception of one
+    candidate into its own rejection."""
+    thresholds_json, policy, tracks = job
+    outcomes: dict[int, Any] = {}
+    items, where = [], []
+    for k, (raw_url, sha, language, runtime_min, _key) in enumerate(tracks):
+        try:
+            items.append((read_blob(raw_url, sha), language, runtime_min))
+            where.append(k)
+        except Exception as exc:  # noqa: BLE001 - a poison item is a rejection, not a stage failure
+            outcomes[k] = internal_error_outcome(type(exc).__name__, str(exc) or repr(exc), "worker")
+    for k, out in zip(where, process_batch(items, Thresholds.model_validate_json(thresholds_json), policy)):
+        outcomes[k] = out
+    return [(track[-1], outcomes[k]) for k, track in enumerate(tracks)]
 
 
-def _work_failed(job: tuple, error_type: str, message: str, step: str) -> tuple[tuple, Any]:
-    """The outcome of a job whose worker raised or died: an ``internal_error`` rejection."""
-    return job[-1], internal_error_outcome(error_type, message, step)
+@dataclass(frozen=True)
+class _Retry:
+    """A batch whose worker raised or died: its tracks are run again one per job."""
+
+    job: tuple
+
+
+def _work_failed(job: tuple, error_type: str, message: str, step: str) -> Any:
+    """A batch job whose worker raised or died: :class:`_Retry` for a batch of several tracks (so
+    one poison file never rejects the others), an ``internal_error`` rejection for one track."""
+    thresholds_json, policy, tracks = job
+    if len(tracks) > 1:
+        return _Retry(job)
+    return [(tracks[0][-1], internal_error_outcome(error_type, message, step))]
+
+
+def batches(tracks: list[tuple], size: int, thresholds_json: str, policy: str) -> list[tuple]:
+    """The jobs of the stage: ``tracks`` in runs of ``size`` (``Settings.process_batch_tracks``)."""
+    size = max(1, int(size))
+    return [(thresholds_json, policy, tuple(tracks[i:i + size])) for i in range(0, len(tracks), size)]
 
 
 class ProcessStage(Stage):
@@ -72,47 +109,28 @@ class ProcessStage(Stage):
                ORDER BY 1, 2"""
         ).fetchall()
         thresholds_json = ctx.settings.thresholds.model_dump_json()
-        jobs = [
-            (store.url_for(sha), sha, lang, runtime, thresholds_json, ctx.settings.decoder_policy,
-             (imdb, lang, prov, fid, rank, count, sha, runtime))
+        tracks = [
+            (store.url_for(sha), sha, lang, runtime, (imdb, lang, prov, fid, rank, count, sha, runtime))
             for imdb, lang, prov, fid, rank, count, sha, runtime in todo
         ]
+        jobs = batches(tracks, ctx.settings.process_batch_tracks, thresholds_json, ctx.settings.decoder_policy)
         stats: dict[str, Any] = {"processed": 0, "ok": 0, "flagged": 0, "rejected": 0, "entries": 0}
-
-        def write(key, out) -> None:
-            # one transaction per track: a crash keeps every track finished before it
-            con.execute("BEGIN")
-            try:
-                self._write(con, ctx, key, out, stats)
-                con.execute("COMMIT")
-            except Exception as exc:  # rows this track cannot be stored as: its internal_error rejection
-                con.execute("ROLLBACK")
-                stats["processed"] -= 1
-                stats[out.status] -= 1
-                if out.status == "rejected":
-                    by = stats["rejected_by_reason"]
-                    by[(list(out.reasons) or ["rejected"])[0]] -= 1
-                failed = internal_error_outcome(type(exc).__name__, str(exc) or repr(exc), "write")
-                con.execute("BEGIN")
-                try:
-                    self._write(con, ctx, key, failed, stats)
-                    con.execute("COMMIT")
-                except BaseException:
-                    con.execute("ROLLBACK")
-                    raise
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-            ctx.item_done("track", con)  # committed (the kernel's test hooks sit behind it)
 
         if jobs:
             # workers (local processes or Dask) compute; this process alone writes the state DB
             items = ctx.items if ctx.items is not None else LocalItemRunner(ctx.settings.workers)
             with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-                bar = progress.add_task(f"processing {len(jobs)} tracks", total=len(jobs))
-                for key, out in items.map(_work, jobs, _work_failed):  # a poison item is one rejection
-                    write(key, out)
-                    progress.advance(bar)
+                bar = progress.add_task(f"processing {len(tracks)} tracks", total=len(tracks))
+                retry: list[tuple] = []
+                for result in items.map(_work, jobs, _work_failed):  # a poison item is one rejection
+                    if isinstance(result, _Retry):
+                        retry.extend(batches(list(result.job[2]), 1, thresholds_json, ctx.settings.decoder_policy))
+                        continue
+                    self._write_batch(con, ctx, result, stats)
+                    progress.advance(bar, len(result))
+                for result in items.map(_work, retry, _work_failed) if retry else ():
+                    self._write_batch(con, ctx, result, stats)
+                    progress.advance(bar, len(result))
         con.execute("BEGIN")
         try:
             con.execute("DELETE FROM selections")
@@ -128,47 +146,112 @@ class ProcessStage(Stage):
         stats["needing_more"] = con.execute("SELECT count(*) FROM needed_candidates").fetchone()[0]
         return stats
 
-    def _write(self, con, ctx: RunContext, key, out, stats) -> None:
-        imdb, lang, prov, fid, rank, count, sha, runtime = key
-        track_id = track_id_for(prov, fid, sha, lang, runtime)
-        stats["processed"] += 1
-        stats[out.status] += 1
-        if out.status == "rejected":
-            reason = (list(out.reasons) or ["rejected"])[0]
-            by = stats.setdefault("rejected_by_reason", {})
-            by[reason] = by.get(reason, 0) + 1
-        con.execute("DELETE FROM tracks WHERE track_id = ?", [track_id])
-        con.execute("DELETE FROM entries WHERE track_id = ?", [track_id])
-        con.execute("DELETE FROM flags WHERE track_id = ?", [track_id])
-        con.execute("DELETE FROM sanitization_log WHERE track_id = ?", [track_id])
-        n_entries = out.entries.height if out.entries is not None else None
-        con.execute(
-            """INSERT INTO tracks (track_id, imdb_id, language, provider, file_id, raw_sha256, download_count,
-                   encoding, decoder, status, reasons, n_entries, n_repairs, first_start_ms, last_end_ms,
-                   n_tokens, runtime_min, processing_version, processed_at, error_type, error_detail)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [track_id, imdb, lang, prov, fid, sha, count, out.encoding, out.decoder, out.status,
-             ",".join(out.reasons) or None, n_entries, out.n_repairs, out.first_start_ms, out.last_end_ms,
-             out.n_tokens, runtime, PROCESSING_VERSION, utcnow(), out.error_type, out.error_detail],
-        )
-        for row in flag_rows(out.flags):
-            con.execute(
-                """INSERT INTO flags (track_id, imdb_id, language, provider, file_id, layer, severity, value,
-                   threshold, detail, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [track_id, imdb, lang, prov, fid, row["layer"], row["severity"], row["value"],
-                 row["threshold"], row["detail"], row["evidence"]],
-            )
-        if out.entries is not None:
-            insert_arrow(con, "entries", out.entries.with_columns(pl.lit(track_id).alias("track_id")).to_arrow())
-            stats["entries"] += out.entries.height
-        if out.sanitization is not None and out.sanitization.height:
-            log = out.sanitization.with_columns(
-                pl.lit(track_id).alias("track_id"), pl.lit(imdb).alias("imdb_id"), pl.lit(lang).alias("language")
-            )
-            insert_arrow(con, "sanitization_log", log.to_arrow())
-        outcome = {"ok": "selected_candidate", "flagged": "flagged", "rejected": "rejected"}[out.status]
-        con.execute(
-            """INSERT INTO attempts (run_id, imdb_id, language, provider, file_id, attempt_no, sha256,
-                   outcome, reason, attempted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [ctx.run_id, imdb, lang, prov, fid, rank, sha, outcome, ",".join(out.reasons) or None, utcnow()],
-        )
+    def _write_batch(self, con, ctx: RunContext, results: list[tuple[tuple, Any]], stats) -> None:
+        """One transaction for a batch's tracks; a batch whose rows cannot be stored is written
+        track by track (:meth:`_write_one`). ``ctx.item_done`` per track once committed."""
+        counted = dict(stats, rejected_by_reason=dict(stats.get("rejected_by_reason") or {}))
+        con.execute("BEGIN")
+        try:
+            self._write(con, ctx, results, stats)
+            con.execute("COMMIT")
+        except Exception:  # noqa: BLE001 - some track's rows: find it, one transaction per track
+            con.execute("ROLLBACK")
+            stats.clear()
+            stats.update(counted)
+            for key, out in results:
+                self._write_one(con, ctx, key, out, stats)
+            return
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        for _ in results:
+            ctx.item_done("track", con)  # committed (the kernel's test hooks sit behind it)
+
+    def _write_one(self, con, ctx: RunContext, key, out, stats) -> None:
+        con.execute("BEGIN")
+        try:
+            self._write(con, ctx, [(key, out)], stats)
+            con.execute("COMMIT")
+        except Exception as exc:  # rows this track cannot be stored as: its internal_error rejection
+            con.execute("ROLLBACK")
+            _count(stats, out, -1)
+            failed = internal_error_outcome(type(exc).__name__, str(exc) or repr(exc), "write")
+            con.execute("BEGIN")
+            try:
+                self._write(con, ctx, [(key, failed)], stats)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        ctx.item_done("track", con)  # committed (the kernel's test hooks sit behind it)
+
+    def _write(self, con, ctx: RunContext, results: list[tuple[tuple, Any]], stats) -> None:
+        """The rows of ``results`` (inside the caller's transaction): a track processed again
+        replaces its rows (deleted by the set of the batch's track ids)."""
+        now = utcnow()
+        tracks, flags, entries, logs, attempts = [], [], [], [], []
+        for key, out in results:
+            imdb, lang, prov, fid, rank, count, sha, runtime = key
+            track_id = track_id_for(prov, fid, sha, lang, runtime)
+            _count(stats, out, 1)
+            n_entries = out.entries.height if out.entries is not None else None
+            tracks.append((track_id, imdb, lang, prov, fid, sha, count, out.encoding, out.decoder, out.status,
+                           ",".join(out.reasons) or None, n_entries, out.n_repairs, out.first_start_ms,
+                           out.last_end_ms, out.n_tokens, runtime, PROCESSING_VERSION, now, out.error_type,
+                           out.error_detail))
+            flags.extend((track_id, imdb, lang, prov, fid, row["layer"], row["severity"], row["value"],
+                          row["threshold"], row["detail"], row["evidence"]) for row in flag_rows(out.flags))
+            if out.entries is not None:
+                entries.append(out.entries.with_columns(pl.lit(track_id).alias("track_id")))
+                stats["entries"] += out.entries.height
+            if out.sanitization is not None and out.sanitization.height:
+                logs.append(out.sanitization.with_columns(
+                    pl.lit(track_id).alias("track_id"), pl.lit(imdb).alias("imdb_id"), pl.lit(lang).alias("language")))
+            outcome = {"ok": "selected_candidate", "flagged": "flagged", "rejected": "rejected"}[out.status]
+            attempts.append((ctx.run_id, imdb, lang, prov, fid, rank, sha, outcome, ",".join(out.reasons) or None, now))
+        ids = [t[0] for t in tracks]
+        batch = "(SELECT unnest(?::VARCHAR[]))"
+        known = con.execute(f"SELECT count(*) FROM tracks WHERE track_id IN {batch}", [ids]).fetchall()[0][0]
+        # rows of other tables exist only beside a track row (written in the same transaction):
+        # a batch of new tracks skips the scans of the big tables
+        for table in ("tracks", "entries", "flags", "sanitization_log") if known else ():
+            con.execute(f"DELETE FROM {table} WHERE track_id IN {batch}", [ids]).fetchall()
+        insert_arrow(con, "tracks", _rows(TRACK_COLUMNS, tracks))
+        insert_arrow(con, "flags", _rows(FLAG_COLUMNS, flags))
+        if entries:
+            insert_arrow(con, "entries", pl.concat(entries, how="vertical_relaxed").to_arrow())
+        if logs:
+            insert_arrow(con, "sanitization_log", pl.concat(logs, how="vertical_relaxed").to_arrow())
+        insert_arrow(con, "attempts", _rows(ATTEMPT_COLUMNS, attempts))
+
+
+TRACK_COLUMNS = ("track_id", "imdb_id", "language", "provider", "file_id", "raw_sha256", "download_count",
+                 "encoding", "decoder", "status", "reasons", "n_entries", "n_repairs", "first_start_ms",
+                 "last_end_ms", "n_tokens", "runtime_min", "processing_version", "processed_at", "error_type",
+                 "error_detail")
+FLAG_COLUMNS = ("track_id", "imdb_id", "language", "provider", "file_id", "layer", "severity", "value",
+                "threshold", "detail", "evidence")
+ATTEMPT_COLUMNS = ("run_id", "imdb_id", "language", "provider", "file_id", "attempt_no", "sha256", "outcome",
+                   "reason", "attempted_at")
+_TYPES = {"download_count": pa.int64(), "n_entries": pa.int64(), "n_repairs": pa.int64(),
+          "first_start_ms": pa.int64(), "last_end_ms": pa.int64(), "n_tokens": pa.int64(),
+          "runtime_min": pa.float64(), "attempt_no": pa.int64(), "value": pa.float64(), "threshold": pa.float64(),
+          "processed_at": pa.timestamp("us", tz="UTC"), "attempted_at": pa.timestamp("us", tz="UTC")}
+
+
+def _rows(columns: tuple[str, ...], rows: list[tuple]) -> pa.Table:
+    """``rows`` as an Arrow table of ``columns`` (strings unless :data:`_TYPES` says otherwise)."""
+    return pa.table({c: pa.array([r[i] for r in rows], _TYPES.get(c, pa.string())) for i, c in enumerate(columns)})
+
+
+def _count(stats: dict[str, Any], out, sign: int) -> None:
+    """Count ``out`` into the stage's stats (``sign`` -1 takes it out again)."""
+    stats["processed"] += sign
+    stats[out.status] += sign
+    if out.status == "rejected":
+        reason = (list(out.reasons) or ["rejected"])[0]
+        by = stats.setdefault("rejected_by_reason", {})
+        by[reason] = by.get(reason, 0) + sign
