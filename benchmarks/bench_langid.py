@@ -224,7 +224,7 @@ def _short_texts(tracks: list[dict[str, Any]], per_track: int) -> dict[str, list
     import polars as pl
 
     from validators._text import LETTER_RE, strip_markup
-    from validators.language import _chunks, _spread
+    from validators.language import TRACK, _chunks, _spread
 
     out: dict[str, list[tuple[str, str]]] = {s: [] for s in SIZES}
     for t in tracks:
@@ -233,7 +233,7 @@ def _short_texts(tracks: list[dict[str, Any]], per_track: int) -> dict[str, list
             .filter(pl.col("t").str.contains(LETTER_RE))["t"].to_list()
         )
         three = [" ".join(lines[i : i + 3]) for i in range(0, max(0, len(lines) - 2), 3)]
-        chunks = _chunks(t["frame"])["text"].to_list()
+        chunks = _chunks(t["frame"].with_columns(pl.lit(0).alias(TRACK)))["text"].to_list()  # one track
         for size, texts in (("line1", lines), ("line3", three), ("chunk200", chunks)):
             for i in _spread(len(texts), per_track):
                 out[size].append((t["language"], unicodedata.normalize("NFC", texts[i]).lower()))

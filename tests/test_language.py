@@ -420,3 +420,16 @@ def test_real_track_identified(realdata_dir):
     assert entries.height >= 1_500
     share = language_share(entries, "en")
     assert share["detected"] == "en" and share["share"] > 0.9 and share == language_share(entries, "en"), share
+
+
+def test_bench_langid_short_texts_use_the_validators_chunks():
+    """The benchmark cuts its 1-line, 3-line and chunk samples with the validator's own helpers
+    (a changed helper signature once broke `make bench` with no test noticing)."""
+    from benchmarks.bench_langid import _short_texts
+
+    lines = [f"This is line number {i} of an English subtitle track." for i in range(60)]
+    frame = pl.DataFrame({"index": list(range(1, 61)), "content": lines})
+    out = _short_texts([{"language": "en", "frame": frame}], per_track=5)
+    assert set(out) == {"line1", "line3", "chunk200"}
+    assert all(len(v) == 5 and all(lang == "en" and text for lang, text in v) for v in out.values())
+    assert all(len(text) > 100 for _, text in out["chunk200"])  # chunks join consecutive lines

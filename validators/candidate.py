@@ -135,16 +135,19 @@ def process_candidate(raw: bytes, language: str, runtime_min: float | None, thre
     :class:`RuntimeError`."""
     step = step if step is not None else ["decode"]
     run = decode_and_parse(raw, language, policy, step)
-    verify_runs([run], [language], [runtime_min], thresholds, sanitize=sanitize, step=step)
+    verify_runs([run], [language], [runtime_min], thresholds, sanitize=sanitize, step=step, totals=False)
     return run
 
 
 def verify_runs(runs: list[CandidateRun], languages: list[str], runtimes: list[float | None],
-                thresholds: Thresholds, *, sanitize: bool = True, step: list[str] | None = None) -> None:
+                thresholds: Thresholds, *, sanitize: bool = True, step: list[str] | None = None,
+                totals: bool = True) -> None:
     """The verification layers and, with ``sanitize``, sanitization of every parsed run of a
     batch (in place), each layer in one vectorised call over all the batch's entries
     (:func:`validators.checks.run_checks_batch`, :func:`validators.sanitize.sanitize_batch`).
-    Runs that decoding or parsing stopped are left as they are. Raises what a step raises;
+    Runs that decoding or parsing stopped are left as they are. ``totals`` (the pipeline's
+    per-track words and first/last times, ``run.totals``) is skipped by the single-candidate
+    path (`cinesub inspect`), which does not report them. Raises what a step raises;
     sanitization that leaves matches behind is a :class:`RuntimeError`."""
     step = step if step is not None else ["checks"]
     todo = []
@@ -182,12 +185,14 @@ def verify_runs(runs: list[CandidateRun], languages: list[str], runtimes: list[f
         by_track = dict(zip(todo, _split(san.entries, checks.TRACK)))
         logs = dict(_split_keyed(san.log, checks.TRACK))
         empty_log = san.log.clear().drop(checks.TRACK)
-        totals = san.entries.group_by(checks.TRACK, maintain_order=True).agg(
-            words(pl.col("clean_content").fill_null("")).sum(), pl.col("start_ms").min(), pl.col("end_ms").max())
-        for k, n_words, first, last in totals.rows():
+        for k in todo:
             runs[k].sanitized = sanitizing.SanitizeResult(by_track[k], logs.get(k, empty_log), [], san.version)
             runs[k].timings["sanitize"] = t_san
-            runs[k].totals = (int(n_words or 0), int(first), int(last))
+        if totals:
+            sums = san.entries.group_by(checks.TRACK, maintain_order=True).agg(
+                words(pl.col("clean_content").fill_null("")).sum(), pl.col("start_ms").min(), pl.col("end_ms").max())
+            for k, n_words, first, last in sums.rows():
+                runs[k].totals = (int(n_words or 0), int(first), int(last))
     else:
         by_track = dict(zip(todo, _split(entries, checks.TRACK)))
     for k in todo:
