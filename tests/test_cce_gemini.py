@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cinesub.sample.cce import IMAGE_ONLY_VOLUME, REGS, RENS, cce_date, generate_cce_world
+from cinesub.sample.cce import IMAGE_ONLY_VOLUME, REGS, RENS, cce_date
 from cinesub.sample.cce_examples import write_cce_gemini_examples
 from extractors.cce.gemini_pages import (
     EXAMPLES_DIR,
@@ -37,18 +37,12 @@ from extractors.cce.parse import (
 )
 from extractors.ia_pages import hocr_pages
 from fixtures.gemini_pages_server import GeminiPagesFixture
+from tests._cce_world import world  # noqa: F401  (module fixture: the CCE sample world)
 
 KEY = "fixture-cce-key-SECRET-1a2b3c4d5e6f"
 MODEL = "gemini-fixture-cce"
 MIDNIGHT = ("catalogofcopyri1961motsynth", 1)  # renewal number misread R285114 -> R285144
 PATROL = ("motionpict19121939synth", 1)  # NIGHT PATROL (LP4580, 2Feb34) dropped
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("cceworld")
-    generate_cce_world(root, seed=1934)
-    return root
 
 
 @pytest.fixture(scope="module")
