@@ -20,8 +20,9 @@ layer incl. language identification, sanitization; :func:`validators.candidate.p
 the item runner of the build (:class:`flows.items.LocalItemRunner`, ``--workers`` processes), its
 writer (``ProcessStage._write_batch``: one DuckDB transaction per batch into a fresh state DB) --
 then the release's entries Parquet (the ``release_entries`` query of sql/release_tables.sql over
-the processed tracks, :func:`warehouse.publish.write_parquet`). Recorded: wall, entries/s, the
-coordinator's time writing and waiting, peak RSS of the coordinator and of the largest worker,
+the processed tracks, streamed by :func:`warehouse.publish.write_query_parquet`). Recorded: wall,
+entries/s, the coordinator's time writing and waiting, peak RSS of the coordinator, of the largest
+worker and of their sum during the pass (:class:`MemorySampler`),
 flags per layer against the planted defects, sanitization actions against the planted artefacts,
 rows in the DB and the Parquet against the corpus (a mismatch fails the run), and, on the first
 ``--baseline-tracks`` tracks in-process, the time of each step (decode, parse, checks,
@@ -42,10 +43,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
-import random
 import resource
 import sys
 import time
@@ -56,244 +55,13 @@ from typing import Any
 
 import polars as pl
 
+from benchmarks.checks_corpus import (  # noqa: F401  (LEGACY, make_batch, srt_bytes, track_lengths: for the smoke test)
+    LANGS, LEGACY, PAPER_ENTRIES, PAPER_TRACKS, expected_layers, key_of, make_batch, srt_bytes, track_lengths,
+    write_corpus,
+)
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS_FILE = REPO / "benchmarks" / "results" / "bench_checks.json"
-
-PAPER_TRACKS = 6_072
-PAPER_ENTRIES = 8_130_000
-LANGS = ("en", "ar", "id", "fa", "ro", "vi")
-SEED = 20240607
-TIMING_DEFECTS = ("macro_interval", "block_lifespan", "delayed_onset", "chronology", "runtime_coverage")
-TIMING_EVERY = 50
-LANGUAGE_EVERY = 97
-EMAIL_EVERY = 10
-SPREAD = 250  # entries per track vary by ± this much (pairwise, so the total is exact)
-
-
-# --------------------------------------------------------------------------------------------
-# the synthetic corpus
-# --------------------------------------------------------------------------------------------
-def track_lengths(n_tracks: int, n_entries: int) -> list[int]:
-    """Entries per track: ``n_entries`` in total exactly, 1,339 ± SPREAD at paper scale."""
-    base, rest = divmod(n_entries, n_tracks)
-    lengths = [base + (1 if i < rest else 0) for i in range(n_tracks)]
-    rng = random.Random(SEED)
-    for i in range(0, n_tracks - 1, 2):
-        d = rng.randint(0, SPREAD)
-        lengths[i] += d
-        lengths[i + 1] -= d
-    assert sum(lengths) == n_entries and min(lengths) > 100
-    return lengths
-
-
-def plan(track_no: int) -> dict[str, Any]:
-    """What track ``track_no`` of the corpus is: language, planted defect, e-mail line."""
-    lang = LANGS[track_no % len(LANGS)]
-    timing = TIMING_DEFECTS[(track_no // TIMING_EVERY) % len(TIMING_DEFECTS)] if track_no % TIMING_EVERY == 7 else None
-    wrong = track_no % LANGUAGE_EVERY == 11 and timing is None
-    return {"language": lang, "timing": timing, "wrong_language": wrong, "email": track_no % EMAIL_EVERY == 3}
-
-
-_BANKS: dict[str, Any] | None = None
-
-
-def _banks() -> dict[str, Any]:
-    """The phrase banks as one Series each (dialogue, e-mail lines, artefacts) with per-language
-    offsets and sizes."""
-    global _BANKS
-    if _BANKS is None:
-        from cinesub.sample import phrases as ph
-
-        out: dict[str, Any] = {}
-        for kind in ("dialogue", "email", "boilerplate"):
-            lines: list[str] = []
-            where: dict[str, tuple[int, int]] = {}
-            for lang in LANGS:
-                if kind == "dialogue":
-                    mine = ph.bank(lang) + [p.text[lang] for p in ph.PHRASES if p.kind == "stage"]
-                elif kind == "email":
-                    mine = [p.text[lang] for p in ph.PHRASES if p.kind == "email"]
-                else:
-                    mine = [t for t, _ in ph.BOILERPLATE[lang]]
-                where[lang] = (len(lines), len(mine))
-                lines += mine
-            out[kind] = (pl.Series(lines, dtype=pl.String), where)
-        _BANKS = out
-    return _BANKS
-
-
-def _uniform(key: pl.Expr, lo: int, hi: int, seed: int) -> pl.Expr:
-    """Deterministic pseudo-random integers in [lo, hi] from a key column (polars hashing)."""
-    return (key.hash(seed) % (hi - lo + 1)).cast(pl.Int64) + lo
-
-
-def _ts(col: str) -> pl.Expr:
-    c = pl.col(col)
-    return pl.format(
-        "{}:{}:{},{}",
-        (c // 3_600_000).cast(pl.String).str.zfill(2),
-        (c // 60_000 % 60).cast(pl.String).str.zfill(2),
-        (c // 1000 % 60).cast(pl.String).str.zfill(2),
-        (c % 1000).cast(pl.String).str.zfill(3),
-    )
-
-
-MIN = 60_000
-
-
-def make_batch(first: int, lengths: list[int]) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
-    """Tracks ``first .. first+len(lengths)-1`` as one entries frame (columns track — the position
-    in the batch —, index, timeframe, start_ms, end_ms, content; tracks contiguous) plus per-track metadata; vectorised."""
-    banks = _banks()
-    seed = SEED + first
-    metas: list[dict[str, Any]] = []
-    offset = 0
-    for k, n in enumerate(lengths):
-        p = plan(first + k)
-        content_lang = LANGS[(LANGS.index(p["language"]) + 1) % 6] if p["wrong_language"] else p["language"]
-        metas.append(dict(p, track_no=first + k, offset=offset, n=n, boilerplate=2, emails=int(p["email"]),
-                          d_off=banks["dialogue"][1][content_lang][0], d_len=banks["dialogue"][1][content_lang][1],
-                          b_off=banks["boilerplate"][1][p["language"]][0],
-                          b_len=banks["boilerplate"][1][p["language"]][1],
-                          e_off=banks["email"][1][p["language"]][0], e_len=banks["email"][1][p["language"]][1]))
-        offset += n
-    meta = pl.DataFrame([{k: m[k] for k in ("n", "d_off", "d_len", "b_off", "b_len", "e_off", "e_len", "email")}
-                         | {"timing": m["timing"] or "", "track": k} for k, m in enumerate(metas)],
-                        schema_overrides={"track": pl.Int32})
-    meta = meta.with_columns(_uniform(pl.col("track"), 60_000, 180_000, seed + 1).alias("start0"))
-    key = pl.col("row")
-    timing, index, mid = pl.col("timing"), pl.col("index"), pl.col("n") // 2 + 1
-    frame = (
-        meta.select(pl.col("track").repeat_by(pl.col("n")).explode())
-        .join(meta, on="track", how="left", maintain_order="left")
-        .with_row_index("row")
-        .with_columns(
-            (pl.int_range(pl.len()).over("track") + 1).cast(pl.Int64).alias("index"),
-            _uniform(key, 1_000, 6_000, seed + 2).alias("dur"),
-            _uniform(key, 120, 4_000, seed + 3).alias("gap"),
-        )
-        .with_columns(
-            ((pl.col("dur") + pl.col("gap")).cum_sum().over("track") - pl.col("dur") - pl.col("gap")
-             + pl.col("start0")
-             + pl.when((timing == "macro_interval") & (index >= mid)).then(16 * MIN)
-             .when((timing == "block_lifespan") & (index > mid)).then(16 * MIN)
-             .when(timing == "delayed_onset").then(6 * MIN).otherwise(0)).alias("s"),
-        )
-        .with_columns(
-            pl.when((timing == "block_lifespan") & (index == mid)).then(pl.col("s") + 16 * MIN)
-            .otherwise(pl.col("s") + pl.col("dur")).alias("e"),
-        )
-        .with_columns(
-            # chronology: the middle block ends before it starts
-            pl.when((timing == "chronology") & (index == mid)).then(pl.col("e")).otherwise(pl.col("s"))
-            .alias("start_ms"),
-            pl.when((timing == "chronology") & (index == mid)).then(pl.col("s")).otherwise(pl.col("e"))
-            .alias("end_ms"),
-            pl.when((index == 1) | (index == pl.col("n")))
-            .then(pl.col("b_off") + _uniform(key, 0, 1_000_000, seed + 4) % pl.col("b_len"))
-            .alias("_b"),
-            pl.when(pl.col("email") & (index == pl.col("n") // 3 + 1))
-            .then(pl.col("e_off") + pl.col("track") % pl.col("e_len"))
-            .alias("_e"),
-            (pl.col("d_off") + _uniform(key, 0, 1_000_000, seed + 5) % pl.col("d_len")).alias("_d"),
-        )
-    )
-    dialogue = banks["dialogue"][0].gather(frame["_d"])
-    boiler = banks["boilerplate"][0].gather(frame["_b"].fill_null(0))
-    email = banks["email"][0].gather(frame["_e"].fill_null(0))
-    frame = frame.with_columns(
-        pl.when(frame["_b"].is_not_null()).then(boiler)
-        .when(frame["_e"].is_not_null()).then(email)
-        .otherwise(dialogue).alias("content"),
-        pl.format("{} --> {}", _ts("start_ms"), _ts("end_ms")).alias("timeframe"),
-    )
-    last_end = frame.group_by("track").agg(pl.col("end_ms").max()).sort("track")["end_ms"].to_list()
-    for m, le in zip(metas, last_end):
-        coverage = 0.5 if m["timing"] == "runtime_coverage" else 0.9
-        m["runtime_min"] = math.ceil(le / MIN / coverage)
-    return frame.select("track", "index", "timeframe", "start_ms", "end_ms", "content"), metas
-
-
-
-# --------------------------------------------------------------------------------------------
-# SRT bytes in legacy code pages
-# --------------------------------------------------------------------------------------------
-LEGACY = {"en": "cp1252", "id": "cp1252", "ar": "cp1256", "fa": "cp1256", "ro": "cp1250", "vi": "cp1258"}
-#: what legacy files write for letters their code page lacks
-_SUBSTITUTES = {"ی": "ي", "ș": "ş", "ț": "ţ", "Ș": "Ş", "Ț": "Ţ"}
-_TABLES: dict[str, dict[int, str]] = {}
-#: the combining tone marks cp1258 writes after a letter (grave, acute, tilde, hook, dot below)
-_TONE_MARKS = frozenset("\u0300\u0301\u0303\u0309\u0323")
-
-
-def _legacy_table(encoding: str, chars: set[str]) -> dict[int, str]:
-    """A str.translate table so that text over ``chars`` encodes in ``encoding``: substitutes,
-    and (cp1258) a precomposed letter as base + combining tone mark."""
-    table: dict[int, str] = {}
-    for ch in chars:
-        try:
-            ch.encode(encoding)
-            continue
-        except UnicodeEncodeError:
-            pass
-        alt = _SUBSTITUTES.get(ch)
-        if alt is None:  # cp1258: the letter without its tone mark, then the combining tone mark
-            d = unicodedata.normalize("NFD", ch)
-            tone = next((c for c in d if c in _TONE_MARKS), None)
-            alt = unicodedata.normalize("NFC", d.replace(tone, "", 1)) + tone if tone else None
-        if alt is not None:
-            try:
-                alt.encode(encoding)
-                table[ord(ch)] = alt
-            except UnicodeEncodeError:
-                pass
-    return table
-
-
-def srt_bytes(frame: pl.DataFrame, metas: list[dict[str, Any]]) -> list[tuple[bytes, str]]:
-    """Each track of a :func:`make_batch` batch as SRT bytes and the encoding used."""
-    texts = (frame.group_by("track", maintain_order=True)
-             .agg(pl.format("{}\n{}\n{}\n", "index", "timeframe", "content").str.join("\n"))
-             .sort("track")[:, 1].to_list())
-    out = []
-    for text, m in zip(texts, metas):
-        enc = "utf-8" if m["wrong_language"] else LEGACY[m["language"]]
-        if enc != "utf-8":
-            if enc not in _TABLES:
-                _TABLES[enc] = {}
-            missing = {ch for ch in set(text) if ord(ch) > 127 and ord(ch) not in _TABLES[enc]}
-            if missing:
-                _TABLES[enc].update(_legacy_table(enc, missing))
-            try:
-                out.append((text.translate(_TABLES[enc]).encode(enc), enc))
-                continue
-            except UnicodeEncodeError:
-                enc = "utf-8"
-        out.append((text.encode("utf-8"), enc))
-    return out
-
-
-def write_corpus(store, n_tracks: int, n_entries: int, batch: int = 100) -> list[dict[str, Any]]:
-    """Every track of the corpus as a blob in ``store``; per track its plan, runtime, encoding, sha."""
-    lengths = track_lengths(n_tracks, n_entries)
-    tracks = []
-    for b in range(0, n_tracks, batch):
-        frame, metas = make_batch(b, lengths[b:min(b + batch, n_tracks)])
-        for (raw, enc), m in zip(srt_bytes(frame, metas), metas):
-            sha, _ = store.put(raw)
-            tracks.append({k: m[k] for k in ("track_no", "language", "timing", "wrong_language", "n",
-                                              "boilerplate", "emails", "runtime_min")} | {"sha": sha, "encoding": enc})
-    return tracks
-
-
-def expected_layers(m: dict[str, Any]) -> list[str]:
-    return sorted(([m["timing"]] if m["timing"] else []) + (["language_mismatch"] if m["wrong_language"] else []))
-
-
-def key_of(m: dict[str, Any]) -> tuple:
-    """The process stage's track key (imdb, language, provider, file_id, rank, count, sha, runtime)."""
-    return (f"tt{m['track_no']:07d}", m["language"], "bench", str(m["track_no"]), 1, 0, m["sha"], m["runtime_min"])
-
 
 # --------------------------------------------------------------------------------------------
 # the baseline: srt + chardet + langdetect + Python loops
@@ -416,7 +184,7 @@ def run_baseline(tracks: list[dict[str, Any]], store, workdir: Path) -> dict[str
     from cinesub.state import init_state
     from flows.stages.subtitles.common import insert_arrow
     from validators.sanitize import load_patterns
-    from warehouse.publish import write_parquet
+    from warehouse.publish import write_query_parquet
 
     th, patterns = Thresholds(), load_patterns()
     db = workdir / "baseline.duckdb"
@@ -436,8 +204,8 @@ def run_baseline(tracks: list[dict[str, Any]], store, workdir: Path) -> dict[str
             insert_arrow(con, "entries", table)
             con.execute("COMMIT")
             found.append(r)
-        write_parquet(con.sql("SELECT * FROM entries WHERE clean_content IS NOT NULL ORDER BY track_id, "
-                              "start_ms, position").to_arrow_table(), workdir / "baseline_entries.parquet")
+        write_query_parquet(con, "SELECT * FROM entries WHERE clean_content IS NOT NULL ORDER BY track_id, "
+                                 "start_ms, position", workdir / "baseline_entries.parquet")
     wall = time.perf_counter() - t0
     wrong = [m["track_no"] for m, r in zip(tracks, found)
              if r["layers"] != expected_layers(m) or r["removed"] != m["boilerplate"] or r["modified"] != m["emails"]]
@@ -459,6 +227,78 @@ def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
+class MemorySampler:
+    """Resident memory of this process and of its worker processes while the pass runs, polled
+    every ``interval`` s (psutil): per process its own high-water mark (``VmHWM``, so a peak
+    between two polls still counts; this process's is reset on entry; ``ru_maxrss`` of children
+    carries the parent's peak at fork), and the largest sum of the processes' current RSS seen at one poll -- the whole
+    pass's footprint (shared pages counted once per process: an upper bound)."""
+
+    def __init__(self, interval: float = 0.1):
+        import threading
+
+        self.interval = interval
+        self.peaks: dict[int, float] = {}
+        self.sum_peak = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
+
+    def __enter__(self) -> MemorySampler:
+        try:  # this process's high-water mark from here on (not the corpus generation before it)
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")
+        except OSError:
+            pass
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _poll(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        total = 0.0
+        for proc in [me, *me.children(recursive=True)]:
+            try:
+                info = proc.memory_info()
+                hwm = _vm_hwm_mib(proc.pid)
+            except (psutil.Error, OSError):
+                continue
+            rss = info.rss / 2**20
+            total += rss
+            self.peaks[proc.pid] = max(self.peaks.get(proc.pid, 0.0), rss, hwm or 0.0)
+        self.sum_peak = max(self.sum_peak, total)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._poll()
+            self._stop.wait(self.interval)
+        self._poll()
+
+    def summary(self) -> dict[str, float]:
+        me = os.getpid()
+        workers = [v for pid, v in self.peaks.items() if pid != me]
+        return {"coordinator": round(self.peaks.get(me, 0.0), 1),
+                "largest_worker": round(max(workers, default=0.0), 1),
+                "workers_seen": len(workers),
+                "sum_peak_sampled": round(self.sum_peak, 1)}
+
+
+def _vm_hwm_mib(pid: int) -> float | None:
+    """``VmHWM`` of process ``pid`` (Linux), MiB; None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
 class _Ctx:
     """What ``ProcessStage._write_batch`` reads of a run context."""
 
@@ -474,10 +314,10 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
     import duckdb
 
     from cinesub.settings import Thresholds
-    from cinesub.state import init_state
+    from cinesub.state import entry_key_duplicates, init_state, memory_limit
     from flows.items import LocalItemRunner
     from flows.stages.subtitles import process as P
-    from warehouse.publish import write_parquet
+    from warehouse.publish import write_query_parquet
 
     db = workdir / "state.duckdb"
     init_state(db)
@@ -490,8 +330,9 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
     write_s = 0.0
     t0 = time.perf_counter()
     runner = LocalItemRunner(workers)
+    sampler = MemorySampler()
     try:
-        with duckdb.connect(str(db)) as con:
+        with sampler, duckdb.connect(str(db)) as con, memory_limit(con):  # as the stage and the release
             for result in runner.map(P._work, jobs, P._work_failed):
                 if isinstance(result, P._Retry):
                     raise RuntimeError("a batch's worker failed: the benchmark corpus has no poison file")
@@ -503,17 +344,19 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
                                   int((out.sanitization["action"] == "removed").sum()) if out.sanitization is not None else -1,
                                   int((out.sanitization["action"] == "modified").sum()) if out.sanitization is not None else -1)
             t_pass = time.perf_counter()
+            rss_pass = dict(sampler.summary())
             parquet = workdir / "entries.parquet"
             con.execute("""CREATE TEMP VIEW release_tracks AS SELECT * FROM tracks WHERE status <> 'rejected'""")
-            write_parquet(con.sql(
+            write_query_parquet(con, 
                 """SELECT e.track_id, t.imdb_id, t.language, e."index", e.timeframe, e.start_ms, e.end_ms,
                           e.clean_content AS content
                    FROM entries e JOIN release_tracks t USING (track_id)
                    WHERE e.clean_content IS NOT NULL
-                   ORDER BY t.imdb_id, t.language, e.start_ms, e.position""").to_arrow_table(), parquet)
+                   ORDER BY t.imdb_id, t.language, e.start_ms, e.position""", parquet)
             t_end = time.perf_counter()
             db_entries = con.execute("SELECT count(*) FROM entries").fetchone()[0]
             db_tracks = con.execute("SELECT count(*) FROM tracks").fetchone()[0]
+            key_duplicates = entry_key_duplicates(con)[0]
     finally:
         runner.close()
     import pyarrow.parquet as pq
@@ -540,9 +383,10 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
     n_entries = sum(m["n"] for m in tracks)
     parquet_rows = pq.read_metadata(parquet).num_rows
     want_rows = n_entries - sum(m["boilerplate"] for m in tracks)
-    if db_entries != n_entries or db_tracks != len(tracks) or parquet_rows != want_rows:
+    if db_entries != n_entries or db_tracks != len(tracks) or parquet_rows != want_rows or key_duplicates:
         mismatches.append({"db_entries": db_entries, "db_tracks": db_tracks, "parquet_rows": parquet_rows,
-                           "want_entries": n_entries, "want_parquet_rows": want_rows})
+                           "want_entries": n_entries, "want_parquet_rows": want_rows,
+                           "entry_key_duplicates": key_duplicates})
     return {"wall_s": round(t_end - t0, 2), "process_and_write_s": round(t_pass - t0, 2),
             "coordinator_write_s": round(write_s, 2), "parquet_s": round(t_end - t_pass, 2),
             "entries_per_s": round(n_entries / (t_end - t0)), "stats": stats, "flags_by_layer": dict(sorted(flags.items())),
@@ -550,6 +394,7 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
             "sanitization": {"removed": removed, "modified": modified,
                              "planted_artefacts": sum(m["boilerplate"] for m in tracks),
                              "planted_emails": sum(m["emails"] for m in tracks)},
+            "rss_mib_sampled": {"after_process_and_write": rss_pass, "after_parquet": sampler.summary()},
             "db_entries": db_entries, "parquet_rows": parquet_rows, "parquet_mib": round(parquet.stat().st_size / 2**20, 1),
             "mismatches": mismatches[:20], "n_mismatches": len(mismatches)}
 
@@ -619,8 +464,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "workers": args.workers,
         "batch_tracks": batch_tracks,
         "pass": production,
-        "peak_rss_mib": {"coordinator": round(peak_rss_mib(), 1),
-                         "largest_worker": round(peak_rss_mib(resource.RUSAGE_CHILDREN), 1)},
+        "peak_rss_mib": dict(production["rss_mib_sampled"]["after_parquet"],
+                             coordinator_lifetime_ru_maxrss=round(peak_rss_mib(), 1)),
         "phase_seconds_on_baseline_tracks": dict(phases, tracks=baseline_tracks),
         "baseline": dict(baseline, projected_wall_s=round(projected_baseline, 1),
                          projection=f"linear: wall per track on {baseline['tracks']} tracks in one process x "
@@ -631,7 +476,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     "platform": platform.platform(), "load_avg_1m_at_end": round(os.getloadavg()[0], 2)},
         "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    result["peak_rss_mib"]["total_upper_bound"] = round(
+    result["peak_rss_mib"]["total_upper_bound"] = round(  # every process at its own peak at once
         result["peak_rss_mib"]["coordinator"] + args.workers * result["peak_rss_mib"]["largest_worker"], 1)
     if scale > 1 or args.tracks:
         f = PAPER_TRACKS / n_tracks

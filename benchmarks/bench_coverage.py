@@ -17,7 +17,9 @@ groups), so the frequency prefix is not always optimal.
 
 Measured: for each instance, both searches for all K at once; ``solve`` for every K alone
 (``k=K``) and the baseline for the K listed below, seconds and nodes, the answers compared (they
-must be equal); targets ``each_k_under_1s`` (slowest K alone, over every K) and
+must be equal); ``kernel_vs_previous_kernel``: the compiled kernel alone for every K (the same
+film masks) against the film-by-film kernel the bitset search replaced (``bitset_films=0``, the
+same-run baseline of issue 18 point 3), seconds, nodes and answers compared; targets ``each_k_under_1s`` (slowest K alone, over every K) and
 ``all_k_under_1s`` are booleans computed from those seconds. The kernel's load (or first
 compile) is timed once before, as ``kernel_warmup_s``. Plain enumeration (one AND and one
 popcount per subset, no pruning) is run on ``benchmark`` for K <= 5 (--quick: 3) and checked
@@ -35,6 +37,7 @@ import time
 from math import comb
 
 from benchmarks.common import print_table, publish_results, quick_main
+from validators.coverage_batch import best_k_set, film_masks
 from validators.coverage_optimizer import load_bitsets, plain_enumeration, rank_attributes, solve, solve_subset_search
 
 SEED = 20240607
@@ -77,6 +80,36 @@ def _timed(fn, pairs, **kw) -> tuple[float, dict]:
     return time.perf_counter() - t0, r
 
 
+def kernels_every_k(pairs: list[tuple[str, str]]) -> dict:
+    """Every K alone, kernel only, on the same film masks: the kernel with the bitset search vs the
+    film-by-film kernel it replaced (``bitset_films=0``, the same-run baseline); answers compared."""
+    bits, n_films = load_bitsets(pairs)
+    names = sorted(bits)
+    n = len(names)
+    masks, counts = film_masks(bits, names, n_films)
+    rows = []
+    for k in range(1, n + 1):
+        t0 = time.perf_counter()
+        new, new_nodes = best_k_set(masks, counts, n, k, 0, 1)
+        new_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        old, old_nodes = best_k_set(masks, counts, n, k, 0, 1, bitset_films=0)
+        old_s = time.perf_counter() - t0
+        assert new == old, k  # exactness: the same optimum
+        rows.append({"k": k, "kernel_s": round(new_s, 4), "kernel_nodes": new_nodes,
+                     "previous_kernel_s": round(old_s, 4), "previous_kernel_nodes": old_nodes,
+                     "speedup": round(old_s / new_s, 2) if new_s else None})
+    new_sum, old_sum = sum(r["kernel_s"] for r in rows), sum(r["previous_kernel_s"] for r in rows)
+    new_max = max(rows, key=lambda r: r["kernel_s"])
+    old_max = max(rows, key=lambda r: r["previous_kernel_s"])
+    return {"every_k": rows,
+            "kernel": {"every_k_sum_s": round(new_sum, 4), "slowest_k": new_max["k"], "slowest_k_s": new_max["kernel_s"]},
+            "previous_kernel": {"every_k_sum_s": round(old_sum, 4), "slowest_k": old_max["k"],
+                                "slowest_k_s": old_max["previous_kernel_s"]},
+            "speedup_every_k_sum": round(old_sum / new_sum, 2) if new_sum else None,
+            "speedup_slowest_k": round(old_max["previous_kernel_s"] / new_max["kernel_s"], 2) if new_max["kernel_s"] else None}
+
+
 def compare(name: str, pairs: list[tuple[str, str]], baseline_ks: list[int]) -> dict:
     """``solve`` vs the subset search (named baseline) on one instance: all K at once, then each
     K alone (``solve``: every K; the baseline: the K of ``baseline_ks``)."""
@@ -106,6 +139,12 @@ def compare(name: str, pairs: list[tuple[str, str]], baseline_ks: list[int]) -> 
     print_table(["K", "films", "solve s", "solve nodes", "subset s", "subset nodes", "speed-up"],
                 [[r["k"], r["films"], r["solve_s"], r["solve_nodes"], r["subset_s"], r["subset_nodes"], r["speedup"]]
                  for r in rows])
+    kern = kernels_every_k(pairs)
+    print(f"[{name}] kernel, every K alone: sum {kern['kernel']['every_k_sum_s']:.3f} s, slowest K = "
+          f"{kern['kernel']['slowest_k']} {kern['kernel']['slowest_k_s']:.3f} s vs the previous (film-by-film) "
+          f"kernel {kern['previous_kernel']['every_k_sum_s']:.3f} s, slowest K = {kern['previous_kernel']['slowest_k']} "
+          f"{kern['previous_kernel']['slowest_k_s']:.3f} s = {kern['speedup_every_k_sum']}x (sum), "
+          f"{kern['speedup_slowest_k']}x (slowest)")
     bits, n_films = load_bitsets(pairs)
     return {
         "attributes": len(bits), "films": n_films,
@@ -121,6 +160,7 @@ def compare(name: str, pairs: list[tuple[str, str]], baseline_ks: list[int]) -> 
                     "slowest_k_s": slowest["solve_s"], "slowest_k": slowest["k"],
                     "every_k_alone_sum_s": round(per_k_total, 4)},
         "optimum_films_per_k": [e["search"]["films"] if e["search"] else None for e in new["per_k"]],
+        "kernel_vs_previous_kernel": kern,
     }
 
 

@@ -14,6 +14,10 @@ Per build it records the flow's own seconds (the ``runs`` row) and each stage's,
 the wall time outside the flow (interpreter, imports, Prefect start-up, fixture servers) shows.
 Timings on this shared 2-core machine are noisy: compare the ratios of one run.
 ``--quick``: a 17-film world instead of 40 (the targets are judged on the full run only).
+
+Prefect: by default the home's server (``cinesub server start``, docs/rebuilds.md), as a curator
+who rebuilds often runs it, started before the first build and timed apart (``server_start_s``);
+``--ephemeral``: each build starts Prefect's ephemeral server (results in rebuild_ephemeral.json).
 """
 
 from __future__ import annotations
@@ -35,10 +39,26 @@ CHANGED_SHARE = 0.01
 _LETTER = re.compile(rb"(?<=[a-z])[a-z](?=[a-z])")
 
 
+def _env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "CINESUB_HOME": str(home), "PYTHONPATH": str(REPO)}
+    for var in ("CINESUB_CHECK_CONTRACTS", "PREFECT_API_URL", "PREFECT_HOME"):
+        env.pop(var, None)
+    return env
+
+
+def server(home: Path, action: str) -> dict[str, Any]:
+    """``cinesub server start|stop`` for ``home``: its wall seconds."""
+    t = time.perf_counter()
+    proc = subprocess.run([str(REPO / ".venv" / "bin" / "cinesub"), "server", action, "--home", str(home)],
+                          cwd=REPO, env=_env(home), capture_output=True, text=True, check=False, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cinesub server {action} failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    return {"wall_s": round(time.perf_counter() - t, 2), "said": proc.stderr.strip()[-300:]}
+
+
 def cli(home: Path, films: int) -> dict[str, Any]:
     """One ``cinesub build --sample --json`` in a fresh process: wall seconds and its summary."""
-    env = {**os.environ, "CINESUB_HOME": str(home), "PYTHONPATH": str(REPO)}
-    env.pop("CINESUB_CHECK_CONTRACTS", None)
+    env = _env(home)
     t = time.perf_counter()
     proc = subprocess.run([str(REPO / ".venv" / "bin" / "cinesub"), "build", "--sample", "--films", str(films),
                            "--json"], cwd=REPO, env=env, capture_output=True, text=True, check=False)
@@ -101,15 +121,22 @@ def reupload(home: Path, world: Path, share: float) -> list[dict[str, Any]]:
     return changed
 
 
-def run(quick: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, ephemeral: bool = False) -> dict[str, Any]:
+    """``ephemeral``: every build starts Prefect's ephemeral server (no ``cinesub server``)."""
     films = 17 if quick else 40
     with tempfile.TemporaryDirectory(prefix="bench-rebuild-") as d:
         home = Path(d) / "home"
-        full = cli(home, films)
-        unchanged = cli(home, films)
-        world = home / "sample-world" / f"seed7-n{films}"
-        changed = reupload(home, world, CHANGED_SHARE)
-        one = cli(home, films)
+        home.mkdir()
+        started = None if ephemeral else server(home, "start")
+        try:
+            full = cli(home, films)
+            unchanged = cli(home, films)
+            world = home / "sample-world" / f"seed7-n{films}"
+            changed = reupload(home, world, CHANGED_SHARE)
+            one = cli(home, films)
+        finally:
+            if started is not None:
+                server(home, "stop")
         with __import__("duckdb").connect(str(home / "state.duckdb"), read_only=True) as con:
             redone_films = sorted(r[0] for r in con.execute(
                 "SELECT DISTINCT imdb_id FROM search_cache WHERE run_id = ?", [one["summary"]["run_id"]]).fetchall())
@@ -119,6 +146,10 @@ def run(quick: bool = False) -> dict[str, Any]:
     result = {
         "films": films,
         "baseline": "full_build: the first `cinesub build --sample` in an empty CINESUB_HOME (same run)",
+        "prefect": ("ephemeral: each build starts and stops Prefect's ephemeral API server" if ephemeral else
+                    "the home's server: `cinesub server start` before the first build (its start is in no "
+                    "build's wall time: server_start_s), `cinesub server stop` after the last"),
+        "server_start_s": None if started is None else started["wall_s"],
         "full_build": _slim(full),
         "unchanged_rebuild": _slim(unchanged),
         "one_percent_rebuild": {**_slim(one), "changed_tracks": changed, "tracks_in_state": n_tracks,
@@ -141,7 +172,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "note": "wall time of the whole command (process start to exit) on a shared 2-core machine; noisy",
     }
     if not quick:
-        write_results("rebuild", result)
+        write_results("rebuild_ephemeral" if ephemeral else "rebuild", result)
     print_table(["build", "wall s", "flow s", "status", "vs full"],
                 [[k, r["wall_s"], r["flow_s"], r["status"], round(r["wall_s"] / c, 3)]
                  for k, r in (("full_build", full), ("unchanged_rebuild", unchanged), ("one_percent_rebuild", one))])
@@ -158,4 +189,4 @@ def _slim(r: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    run(quick="--quick" in sys.argv[1:])
+    run(quick="--quick" in sys.argv[1:], ephemeral="--ephemeral" in sys.argv[1:])

@@ -211,6 +211,7 @@ from cinesub import cli_boxoffice; cli_boxoffice.register(app)  # noqa: E702
 from cinesub import cli_hollywood; cli_hollywood.register(app)  # noqa: E702
 from cinesub import cli_runs; cli_runs.register(app)  # noqa: E702
 from cinesub import cli_sources; cli_sources.register(app)  # noqa: E702
+from cinesub import cli_server; cli_server.register(app)  # noqa: E702
 
 
 def main() -> None:  # pragma: no cover

@@ -24,8 +24,10 @@ def home_dir(home: Optional[Path]) -> Path:
     return check_home(home)
 
 
-def prefect_env(home: Path) -> None:
-    """Keep Prefect's own state under CINESUB_HOME unless the user configured Prefect."""
+def prefect_env(home: Path, discover: bool = True) -> None:
+    """Keep Prefect's own state under CINESUB_HOME unless the user configured Prefect; with
+    ``discover``, use the home's running Prefect server (``cinesub server start``) when the
+    environment names no API (cinesub/prefect_server.py)."""
     os.environ.setdefault("DO_NOT_TRACK", "1")  # Prefect's telemetry banner and events: off
     os.environ.setdefault("PREFECT_HOME", str(home / "prefect"))
     Path(os.environ["PREFECT_HOME"]).expanduser().mkdir(parents=True, exist_ok=True)
@@ -33,6 +35,10 @@ def prefect_env(home: Path) -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     # the first start of the ephemeral API server migrates its database: slow on 2 cores
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    if discover:
+        from cinesub import prefect_server
+
+        prefect_server.discover()
 
 
 def check_config_path(config: Optional[Path]) -> None:

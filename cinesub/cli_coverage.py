@@ -16,8 +16,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from validators.coverage_optimizer import CoverageError, solve
-
 coverage_app = typer.Typer(help="Complete-coverage optimisation: the attribute set keeping the most files.",
                            no_args_is_help=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -76,6 +74,8 @@ def solve_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Exact optimum of |S|·|M(S)| for every set size K, beside the frequency-prefix baseline."""
+    from validators.coverage_optimizer import CoverageError, solve  # numba: imported by this command only
+
     try:
         pairs = read_pairs(avail)
     except (ValueError, OSError, UnicodeDecodeError, csv.Error) as exc:

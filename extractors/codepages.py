@@ -29,6 +29,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from extractors import langid
 
 __all__ = ["Evidence", "contrast", "rank", "sample_around", "plausibility", "LANGUAGE_LETTERS"]
@@ -87,14 +89,11 @@ class Evidence:
         return (self.impossible, -self.typical)
 
 
-def _high_bytes(body: bytes) -> set[int]:
-    return set(body.translate(None, bytes(range(128))))
-
-
 def contrast(body: bytes, encodings: list[str], lang: str) -> tuple[list[Evidence], list[int]]:
     """Evidence per reading over the byte values present in ``body`` that the code pages map
     differently, and those byte values. Every encoding must decode ``body`` strictly."""
-    present = sorted(_high_bytes(body))
+    histogram = np.bincount(np.frombuffer(body, dtype=np.uint8), minlength=256)
+    present = [b for b in range(128, 256) if histogram[b]]
     maps = {enc: {b: bytes([b]).decode(enc, errors="replace") for b in present} for enc in encodings}
     differing = [b for b in present if len({maps[enc][b] for enc in encodings}) > 1]
     out = []
@@ -102,7 +101,7 @@ def contrast(body: bytes, encodings: list[str], lang: str) -> tuple[list[Evidenc
         ev = Evidence(enc)
         for b in differing:
             ch = maps[enc][b]
-            n = body.count(bytes([b]))
+            n = int(histogram[b])
             ev.chars[ch] = ev.chars.get(ch, 0) + n
             if impossible(ch, lang):
                 ev.impossible += n

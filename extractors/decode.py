@@ -58,7 +58,9 @@ flag, layer ``encoding``), ``rejected`` (no usable text; stop flag, layer ``enco
 The checks of bodies and decoded texts live in :mod:`extractors.decode_verify`.
 
 Speed: one strict decode per candidate, verification on a bounded sample (a few windows of the
-text), langdetect only on legacy decodes and fallbacks and only on a sample.
+text) with every count taken from the character histogram (:mod:`extractors.charclass`; exact,
+docs/decoding.md), one verification for candidates that decode to the same text, language
+identification only on legacy decodes and fallbacks and only on a sample.
 """
 
 from __future__ import annotations
@@ -68,9 +70,12 @@ import re
 import unicodedata
 from typing import Any
 
+import numpy as np
+
 from cinesub.records import DecodeResult, Flag
 from extractors import archive, codepages, langid
-from extractors.decode_verify import LEGACY_CANDIDATES, Verdict, provider_body_signature, verify_text
+from extractors.decode_verify import (LEGACY_CANDIDATES, Verdict, non_ascii_letters, provider_body_signature,
+                                       verify_text)
 
 __all__ = [
     "decode",
@@ -283,7 +288,8 @@ def _decode_default(raw: bytes, lang: str, depth: int) -> DecodeResult:
     for enc in candidates:
         t = _legacy_decode(body, enc)
         if t is not None:
-            tried.append((enc, t, verify_text(t, lang)))
+            same = next((x[2] for x in tried if x[1] == t), None)  # verify_text is pure
+            tried.append((enc, t, same.copy() if same is not None else verify_text(t, lang)))
     passing = [x for x in tried if x[2].ok]
     mixed = _mixed_utf8_share(body)
     if passing and mixed < 0.5:
@@ -332,7 +338,7 @@ def _choose_legacy(body: bytes, passing: list[tuple[str, str, Verdict]], lang: s
         by_enc = {r[0]: r for r in reps}
         reps = [by_enc[e.encoding] for e in evidence]
     enc, t, v = reps[0]
-    redirected = _language_redirect(body, t, enc, lang)
+    redirected = _language_redirect(body, t, enc, lang, v)
     if redirected is not None:
         return redirected
     name = _codec_name(enc)
@@ -417,13 +423,27 @@ _UTF8_SEQ = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0
 
 
 def _mixed_utf8_share(body: bytes) -> float:
-    """Share of high bytes that sit in well-formed UTF-8 sequences (legacy text: near 0)."""
+    """Bytes in well-formed UTF-8 sequences (the non-overlapping matches of :data:`_UTF8_SEQ`)
+    per ASCII byte (legacy text: near 0). The divisor has always been the ASCII bytes
+    (``len(sample) - len(sample.translate(None, bytes(range(128))))``), though the share was meant
+    per high byte; kept so decodes do not change (docs/decoding.md). Counted with numpy: a lead
+    byte is never a continuation byte, so the matches are exactly the lead bytes followed by
+    their continuation bytes."""
     sample = body if len(body) <= 1 << 20 else body[: 1 << 19] + body[-(1 << 19):]
-    high = len(sample) - len(sample.translate(None, bytes(range(128))))
-    if high < 8:
+    a = np.frombuffer(sample, dtype=np.uint8)
+    ascii_bytes = int(np.count_nonzero(a < 0x80))
+    if ascii_bytes < 8:
         return 0.0
-    seq = sum(len(m) for m in _UTF8_SEQ.findall(sample))
-    return seq / high
+    cont = (a >= 0x80) & (a <= 0xBF)
+    seq, n = 0, len(a)
+    for k, lo, hi in ((1, 0xC2, 0xDF), (2, 0xE0, 0xEF), (3, 0xF0, 0xF4)):
+        if n <= k:
+            continue
+        found = (a[: n - k] >= lo) & (a[: n - k] <= hi)
+        for j in range(1, k + 1):
+            found &= cont[j: n - k + j]
+        seq += (k + 1) * int(np.count_nonzero(found))
+    return seq / ascii_bytes
 
 
 def _decode_mixed(body: bytes, lang: str, candidates: tuple[str, ...]) -> DecodeResult | None:
@@ -501,18 +521,18 @@ def _languages_for(enc: str) -> tuple[str, ...]:
     return tuple(langs) if langs else ("other",)
 
 
-def _language_redirect(body: bytes, text: str, enc: str, lang: str) -> DecodeResult | None:
-    """For a legacy Latin decode: when language identification says another corpus language
-    whose own code page verifies with fewer suspicious characters, prefer that reading (flagged)."""
+def _language_redirect(body: bytes, text: str, enc: str, lang: str, own: Verdict) -> DecodeResult | None:
+    """For a legacy Latin decode (``own``: ``verify_text(text, lang)``): when language
+    identification says another corpus language whose own code page verifies with fewer
+    suspicious characters, prefer that reading (flagged)."""
     if lang in ("ar", "fa"):
         return None
     payload = langid.payload_text(text, max_chars=2000)
-    if sum(1 for ch in payload if not ch.isascii() and ch.isalpha()) < 3:
+    if non_ascii_letters(payload) < 3:
         return None  # ASCII-only dialogue reads the same in every Latin code page
     g = langid.identify(payload, is_payload=True)
     if g.language is None or g.language == lang or g.language not in CORPUS_LANGUAGES or g.confidence < 0.9:
         return None
-    own = verify_text(text, lang)
     for other_enc in LEGACY_CANDIDATES[g.language]:
         if _codec_name(other_enc) == _codec_name(enc):
             return None  # same code page: the reading does not change

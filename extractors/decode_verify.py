@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractors import langid
+from extractors import charclass, langid
 
 #: Legacy code pages per expected language, in priority order (after BOM / UTF-16 / UTF-8).
 LEGACY_CANDIDATES: dict[str, tuple[str, ...]] = {
@@ -111,12 +111,64 @@ _EN_ODD = frozenset("ºªþÞðÐãÃõÕ")
 
 
 def _utf8_misread_pattern(enc: str) -> re.Pattern[str]:
-    lead = bytes(range(0xC2, 0xF5)).decode(enc, errors="ignore")
-    cont = bytes(range(0x80, 0xC0)).decode(enc, errors="ignore")
+    lead, cont = _misread_sets(enc)
     return re.compile("[" + re.escape(lead) + "][" + re.escape(cont) + "]")
 
 
-_MISREAD = {enc: _utf8_misread_pattern(enc) for enc in ("cp1252", "cp1256", "cp1250", "cp1258", "iso8859-16")}
+def _misread_sets(enc: str) -> tuple[str, str]:
+    """What UTF-8 lead bytes and continuation bytes read as in ``enc``."""
+    return bytes(range(0xC2, 0xF5)).decode(enc, errors="ignore"), bytes(range(0x80, 0xC0)).decode(enc, errors="ignore")
+
+
+_MISREAD_ENCODINGS = ("cp1252", "cp1256", "cp1250", "cp1258", "iso8859-16")
+_MISREAD = {enc: _utf8_misread_pattern(enc) for enc in _MISREAD_ENCODINGS}
+#: per code page, whether lead and continuation readings share no character: then the findall
+#: count of ``_MISREAD[enc]`` is the number of lead-then-continuation positions (no overlaps)
+_MISREAD_DISJOINT = {enc: not set(_misread_sets(enc)[0]) & set(_misread_sets(enc)[1]) for enc in _MISREAD_ENCODINGS}
+
+
+def _na(ch: str) -> bool:
+    return not ch.isascii() and ch.isalpha()
+
+
+def _member(chars: str | frozenset[str]):
+    chars = frozenset(chars)
+    return lambda ch: ch in chars
+
+
+#: every per-character count :func:`verify_text` takes from the payload, one class each
+#: (:mod:`extractors.charclass`: the text's histogram times the class; exact)
+_PAYLOAD_CLASSES = charclass.CharClasses([
+    *langid.SCRIPT_CLASSES,
+    ("non_ascii", lambda ch: not ch.isascii()),
+    ("na", _na),
+    ("foreign_ro", lambda ch: _na(ch) and ch not in langid.ROMANIAN_LETTERS and ch not in _COMMON_FOREIGN),
+    ("foreign_vi", lambda ch: _na(ch) and ch not in langid.VIETNAMESE_LETTERS and ch not in _COMMON_FOREIGN),
+    ("foreign_latin", lambda ch: _na(ch) and (ch in _EN_ODD or not ("\u00c0" <= ch <= "\u024f"))),
+    ("combining", charclass.regex_predicate(_COMBINING)),
+    ("times_divide", _member("×÷")),
+    *[(f"{part}:{enc}", _member(chars)) for enc in _MISREAD_ENCODINGS
+      for part, chars in zip(("lead", "cont"), _misread_sets(enc))],
+])
+
+
+_NA_CLASS = charclass.CharClasses([("na", _na)])
+
+
+def non_ascii_letters(text: str) -> int:
+    """Letters beyond ASCII in ``text`` (``sum(1 for ch in text if not ch.isascii() and ch.isalpha())``)."""
+    return 0 if text.isascii() else _NA_CLASS.counts(charclass.codepoints(text))["na"]
+
+
+def _misread_pairs(payload: str, codes, n: dict[str, int]) -> int:
+    """The most UTF-8 lead/continuation pairs any of the code pages makes of ``payload``
+    (``max(len(_MISREAD[enc].findall(payload)))``)."""
+    candidates = [enc for enc in _MISREAD_ENCODINGS if n[f"lead:{enc}"] and n[f"cont:{enc}"]]
+    if not candidates:
+        return 0
+    bits = _PAYLOAD_CLASSES.per_position(codes)
+    return max(_PAYLOAD_CLASSES.pairs(bits, f"lead:{enc}", f"cont:{enc}") if _MISREAD_DISJOINT[enc]
+               else len(_MISREAD[enc].findall(payload)) for enc in candidates)
 
 
 _ARABIC_RUN = re.compile(r"[\u0621-\u064a\u0671-\u06d3\u06a9\u06af\u06cc\u067e\u0686\u0698\u200c]{3,}")
@@ -139,13 +191,17 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
     reject: bool = False  # no usable text (mostly control characters)
 
+    def copy(self) -> "Verdict":
+        """An independent copy (callers append reasons to the verdict they return)."""
+        return Verdict(self.ok, list(self.reasons), self.oddness, dict(self.details), self.reject)
+
 
 def verify_text(text: str, language: str) -> Verdict:
     """Checks a decoded text against the expected language (see the module docstring)."""
     reasons: list[str] = []
     sample = _windows(text, 60000) if len(text) > 240000 else text
     body = sample.rstrip("\x1a")  # DOS end-of-file marker
-    n_ctrl = len(_CONTROL.findall(body))
+    n_ctrl = charclass.control_count(charclass.codepoints(body))  # = len(_CONTROL.findall(body))
     n_fffd = body.count("\ufffd")
     details: dict[str, Any] = {}
     if n_ctrl:
@@ -159,16 +215,16 @@ def verify_text(text: str, language: str) -> Verdict:
     reject = n_ctrl > 0.02 * max(1, len(body))
 
     payload = langid.payload_text(sample, max_chars=_SAMPLE_CHARS)
-    c = langid.script_counts(payload)
+    codes = charclass.codepoints(payload)
+    n = _PAYLOAD_CLASSES.counts(codes)
+    c = langid.script_counts_of(n)
     details.update(letters=c.letters, arabic_share=round(c.share("arabic"), 3), latin_share=round(c.share("latin"), 3))
     odd = 0
     lang = language if language in LEGACY_CANDIDATES else "other"
 
     # UTF-8 read as a legacy code page (double encoding, or the UTF-8 half of a mixed file)
-    misread = 0
-    for enc, pat in _MISREAD.items():
-        misread = max(misread, len(pat.findall(payload)))
-    non_ascii = sum(1 for ch in payload if not ch.isascii()) if misread else 0
+    misread = _misread_pairs(payload, codes, n)
+    non_ascii = n["non_ascii"] if misread else 0
     if misread >= 3 and 2 * misread >= 0.3 * max(1, non_ascii):
         reasons.append("mojibake_suspect")
         details["utf8_misread_pairs"] = misread
@@ -178,32 +234,33 @@ def verify_text(text: str, language: str) -> Verdict:
         if lang in ("ar", "fa"):
             if c.share("arabic") < 0.5 and c.letters >= 10 and not _arabic_words(payload, c.arabic):
                 reasons.append("script_mismatch")
-            foreign = c.latin_non_ascii + payload.count("×") + payload.count("÷")
+            foreign = c.latin_non_ascii + n["times_divide"]
             odd += foreign
             if foreign >= 3 and foreign > 0.02 * max(1, c.arabic):
                 reasons.append("mojibake_suspect")
         else:
             if c.share("latin") < 0.8 and c.letters >= 10:
                 reasons.append("script_mismatch")
-            na = [ch for ch in payload if not ch.isascii() and ch.isalpha()] if c.latin_non_ascii or c.other else []
+            # non-ASCII letters (counted only when the payload has any beyond ASCII Latin)
+            some = bool(c.latin_non_ascii or c.other)
+            n_na = n["na"] if some else 0
             if lang == "ro":
-                foreign = sum(1 for ch in na if ch not in langid.ROMANIAN_LETTERS and ch not in _COMMON_FOREIGN)
+                foreign = n["foreign_ro"] if some else 0
                 frac = 0.15
             elif lang == "vi":
-                foreign = sum(1 for ch in na if ch not in langid.VIETNAMESE_LETTERS and ch not in _COMMON_FOREIGN)
-                foreign += len(_COMBINING.findall(payload))
+                foreign = (n["foreign_vi"] if some else 0) + n["combining"]
                 frac = 0.1
                 if c.latin >= 40 and c.vietnamese < 0.05 * c.latin:
                     reasons.append("script_mismatch")
             else:
-                foreign = sum(1 for ch in na if ch in _EN_ODD or not ("\u00c0" <= ch <= "\u024f"))
+                foreign = n["foreign_latin"] if some else 0
                 share_na = c.latin_non_ascii / max(1, c.latin)
                 limit = 0.12 if lang in ("en", "id") else 0.25
                 if c.latin_non_ascii >= 3 and share_na > limit:
                     reasons.append("mojibake_suspect")
                 frac = 0.3
             odd += foreign
-            if foreign >= 3 and foreign > frac * max(1, len(na)):
+            if foreign >= 3 and foreign > frac * max(1, n_na):
                 reasons.append("mojibake_suspect")
     odd += n_ctrl
     details["odd_chars"] = odd

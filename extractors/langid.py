@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cinesub.errors import CinesubError, ExitCode
+from extractors import charclass
 
 __all__ = [
     "ScriptCounts",
@@ -72,7 +73,6 @@ VIETNAMESE_SPECIFIC = frozenset(
 _ARABIC_LETTER = re.compile(r"[\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
 _TAGS = re.compile(r"<[^>\n]{0,200}>|\{[^}\n]{0,400}\}")
 _NON_PAYLOAD_LINE = re.compile(r"(?m)^[ \t]*(?:[0-9]+|[0-9:,.]+[ \t]*-->.*)[ \t\r]*$")
-_WS = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def payload_text(text: str, max_chars: int = 6000, pieces: int = 4) -> str:
         text = "\n".join(text[i * step : i * step + width] for i in range(pieces))
     text = _NON_PAYLOAD_LINE.sub("", text)
     text = _TAGS.sub(" ", text)
-    text = _WS.sub(" ", text).strip()
+    text = " ".join(text.split())  # whitespace runs as one space, stripped (str.isspace, as re's \s)
     return text[: max_chars * 2] if len(text) > max_chars * 2 else text
 
 
@@ -127,24 +127,39 @@ _VI_SPEC = _class(VIETNAMESE_SPECIFIC)
 _RO_SPEC = _class(ROMANIAN_SPECIFIC)
 
 
-def script_counts(text: str) -> ScriptCounts:
-    """Letter counts by script for ``text`` (call on :func:`payload_text` output)."""
-    letters = len(_LETTER.findall(text))
-    arabic = len(_ARABIC_LETTER.findall(text))
-    latin_na = len(_LATIN_NA.findall(text))
-    latin = len(_ASCII_LETTER.findall(text)) + latin_na
+#: the classes :func:`script_counts` counts, each one character (:mod:`extractors.charclass`)
+SCRIPT_CLASSES: tuple[tuple[str, object], ...] = tuple(
+    (name, charclass.regex_predicate(pattern))
+    for name, pattern in (("letters", _LETTER), ("arabic", _ARABIC_LETTER), ("ascii_latin", _ASCII_LETTER),
+                          ("latin_na", _LATIN_NA), ("persian", _PERSIAN), ("arabic_only", _ARABIC_ONLY),
+                          ("vietnamese", _VI), ("vietnamese_specific", _VI_SPEC), ("romanian_specific", _RO_SPEC))
+)
+_SCRIPT_TABLE = charclass.CharClasses(SCRIPT_CLASSES)
+
+
+def script_counts_of(n: dict[str, int]) -> ScriptCounts:
+    """:class:`ScriptCounts` from the class counts of :data:`SCRIPT_CLASSES` (a
+    :meth:`extractors.charclass.CharClasses.counts` that includes them)."""
+    latin_na = n["latin_na"]
+    letters, arabic, latin = n["letters"], n["arabic"], n["ascii_latin"] + latin_na
     return ScriptCounts(
         letters=letters,
         arabic=arabic,
         latin=latin,
-        persian=len(_PERSIAN.findall(text)),
-        arabic_only=len(_ARABIC_ONLY.findall(text)),
-        vietnamese=len(_VI.findall(text)) if latin_na else 0,
-        vietnamese_specific=len(_VI_SPEC.findall(text)) if latin_na else 0,
-        romanian_specific=len(_RO_SPEC.findall(text)) if latin_na else 0,
+        persian=n["persian"],
+        arabic_only=n["arabic_only"],
+        vietnamese=n["vietnamese"] if latin_na else 0,
+        vietnamese_specific=n["vietnamese_specific"] if latin_na else 0,
+        romanian_specific=n["romanian_specific"] if latin_na else 0,
         latin_non_ascii=latin_na,
         other=max(0, letters - arabic - latin),
     )
+
+
+def script_counts(text: str) -> ScriptCounts:
+    """Letter counts by script for ``text`` (call on :func:`payload_text` output): the numbers of
+    matches of the class regexes above, counted from the text's character histogram."""
+    return script_counts_of(_SCRIPT_TABLE.counts(charclass.codepoints(text)))
 
 
 def script_hint(counts: ScriptCounts) -> tuple[str | None, float]:

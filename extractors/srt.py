@@ -38,21 +38,21 @@ Documented handling (the *normalisation* that ``compose(parse(x))`` reproduces):
 
 Entries of a rejected result are the blocks read before the error, for inspection only.
 
-Two implementations of one grammar: a vectorised fast path (the UTF-8 bytes split into lines
-and classified with Arrow compute kernels and NumPy -- blank; header among the 29-byte lines,
-checked byte by byte on a fixed-width matrix that also yields the timestamps; index among the
-lines after a blank line -- then the block grammar checked with counts and takes, payloads joined
-in C++, and stray ``-->`` found by counting arrows in the whole text against the headers) that accepts only clean files needing no repair, and
-a line-by-line path that runs whenever the fast path does not accept and produces the repairs and
-the precise error. Both give identical results (property-tested, and the fast path is tested to
-accept every clean document). Callers that hold the UTF-8 bytes of the text (a UTF-8 file's raw
-bytes) pass them to :func:`parse_to_arrow` and save one encode.
+Two implementations of one grammar: a vectorised fast path (NumPy over the UTF-8 bytes: trailing
+blanks dropped with one mask, lines as the spans between line feeds; headers among the 29-byte
+lines, checked byte by byte on a fixed-width matrix that also yields the timestamps; index lines
+among the lines after a blank line; the block grammar checked with counts and takes; each
+payload one span of the cleaned bytes, copied out with one Arrow take; stray ``-->`` found by
+counting arrows in the whole text against the headers) that accepts only clean files needing no
+repair, and a line-by-line path that runs whenever the fast path does not accept and produces
+the repairs and the precise error. Both give identical results (property-tested, and the fast
+path is tested to accept every clean document). Callers that hold the UTF-8 bytes of the text
+(a UTF-8 file's raw bytes) pass them to :func:`parse_to_arrow` and save one encode.
 """
 
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -188,12 +188,13 @@ def _rows_to_table(rows: list[tuple[int, str, int, int, str]]) -> pa.Table:
 def _fast_table(text: str, utf8: bytes | None = None) -> pa.Table | None:
     """The entries table when the text is a clean SRT needing no repair, else None.
 
-    Vectorised over lines with Arrow compute kernels and NumPy: split into lines, classify only
-    the lines that can matter (headers among the 29-byte lines, as a byte matrix; index lines
-    among the lines after a blank line), check the block grammar with counts and takes, join the
-    payload lines of each block and read the header fields from the byte matrix. Any doubt returns None and the
-    line path decides. Cost: one UTF-8 encode, a few byte counts and about twenty kernels over
-    the lines (no per-entry Python objects).
+    Vectorised with NumPy over the UTF-8 bytes: trailing spaces/tabs (and the CR of CRLF) are
+    dropped with one mask, lines are the spans between ``\n`` bytes, headers are checked among
+    the 29-byte lines on a byte matrix that also yields the timestamps, index lines among the
+    lines after a blank line (Arrow's ``ascii_is_decimal``), the block grammar is checked with
+    counts and takes, and each payload is one contiguous span of the cleaned bytes (its lines
+    joined by their ``\n``), all copied out by one take (:func:`_spans`). Any doubt returns None
+    and the line path decides. No per-entry Python objects.
     """
     if utf8 is not None:  # the caller's UTF-8 bytes of text (parse_to_arrow)
         data = utf8[3:] if text.startswith("\ufeff") else utf8
@@ -209,96 +210,112 @@ def _fast_table(text: str, utf8: bytes | None = None) -> pa.Table | None:
     has_cr = b"\r" in data
     if has_cr and data.endswith(b"\r"):
         return None  # a lone CR ends the text
-    whole = pa.LargeStringArray.from_buffers(
-        1, pa.py_buffer(struct.pack("<qq", 0, len(data))), pa.py_buffer(data)
-    )
-    lines = pc.split_pattern(whole, "\n").flatten()
+    if len(data) >= 2**31:
+        return None  # beyond 32-bit string offsets: the line path
+    a = np.frombuffer(data, dtype=np.uint8)
+    size = len(a)
+    nl = np.flatnonzero(a == 10)
     if has_cr:
-        # only CRLF: every CR must end a line (the last line cannot end with one, see above)
-        if pc.sum(pc.ends_with(lines, "\r")).as_py() != data.count(b"\r"):
+        # only CRLF: every CR must end a line (the last byte is no CR, see above)
+        if np.count_nonzero(a[nl[nl > 0] - 1] == 13) != data.count(b"\r"):
             return None  # lone CR line breaks: rare, left to the line path
-    lines = pc.utf8_rtrim(lines, " \t\r" if has_cr else " \t")
-    n = len(lines)
-    length = pc.binary_length(lines)
+    # trailing spaces/tabs (and CRs) of every line: walk back from each line end while blank
+    trailing = []
+    ends = np.concatenate((nl, [size]))
+    step = ends - 1
+    while len(step):
+        step = step[step >= 0]
+        b = a[step]
+        step = step[(b == 32) | (b == 9) | (b == 13)] if has_cr else step[(b == 32) | (b == 9)]
+        if len(step):
+            trailing.append(step)
+            step = step - 1
+    if trailing:
+        keep = np.ones(size, dtype=bool)
+        keep[np.concatenate(trailing)] = False
+        a = a[keep]
+        size = len(a)
+        nl = np.flatnonzero(a == 10)
+    line_start = np.concatenate(([0], nl + 1))
+    line_end = np.concatenate((nl, [size]))
+    n = len(line_start)
+    length = line_end - line_start
     # headers: exactly 29 bytes and the header pattern, checked on the fixed-width bytes
-    cand = pc.indices_nonzero(pc.equal(length, _HEADER_LEN))
+    cand = np.flatnonzero(length == _HEADER_LEN)
     if len(cand) == 0:
         return None
-    cand_bytes = _fixed_width(pc.take(lines, cand), _HEADER_LEN)
-    ok = _header_ok(np.ascontiguousarray(cand_bytes.T))  # one contiguous row per byte position
-    heads = pa.array(np.asarray(cand).astype(np.int64)[ok], pa.int64())
+    rows = np.lib.stride_tricks.sliding_window_view(a, _HEADER_LEN)[line_start[cand]]  # (m, 29) bytes
+    ok = _header_ok(rows)
+    heads = cand[ok]
     blocks = len(heads)
     if blocks == 0:
         return None
-    hdr_bytes = cand_bytes[ok]
-    cols = np.ascontiguousarray(hdr_bytes.T).astype(np.int32) - 48
-    nonblank = pc.not_equal(length, 0)
-    nb_pos = pc.cast(pc.indices_nonzero(nonblank), pa.int64())
-    first, last_line = nb_pos[0].as_py(), nb_pos[-1].as_py() + 1
-    if heads[0].as_py() != first + 1:
+    rows = rows[ok]
+    cols = rows.T.astype(np.int64) - 48
+    nonblank = length != 0
+    nb_pos = np.flatnonzero(nonblank)
+    first, last_line = int(nb_pos[0]), int(nb_pos[-1]) + 1
+    if heads[0] != first + 1:
         return None  # text before the first block, or the first block has no index line
-    idx_pos = pc.subtract(heads, 1)
-    if blocks > 1 and pc.any(pc.take(nonblank, pc.subtract(heads.slice(1), 2))).as_py():
+    idx_pos = heads - 1
+    if blocks > 1 and nonblank[heads[1:] - 2].any():
         return None  # a block not separated from the previous one by a blank line
-    # index lines: the digit-only lines that follow a blank line (or open the text) must be
-    # exactly the lines before the headers (another one would start a block the grammar rejects)
-    after_blank = pc.add(pc.cast(pc.indices_nonzero(pc.invert(nonblank)), pa.int64()), 1)
-    after_blank = pa.concat_arrays(
-        [pa.array([0], pa.int64()), pc.filter(after_blank, pc.less(after_blank, n))]
-    )
-    after_lines = pc.take(lines, after_blank)
-    idx_found = pc.filter(after_blank, pc.and_(pc.ascii_is_decimal(after_lines),
-                                               pc.less_equal(pc.binary_length(after_lines), 18)))
-    if len(idx_found) != blocks or not pc.all(pc.equal(idx_found, idx_pos)).as_py():
+    # index lines: the digit-only lines (1-18 ASCII digits) that follow a blank line (or open the
+    # text) must be exactly the lines before the headers (another one would start a block the
+    # grammar rejects)
+    after_blank = np.flatnonzero(~nonblank) + 1
+    after_blank = np.concatenate(([0], after_blank[after_blank < n]))
+    after_lines = _spans(a, line_start[after_blank], line_end[after_blank])
+    is_index = pc.and_(pc.ascii_is_decimal(after_lines), pc.less_equal(pc.binary_length(after_lines), 18))
+    idx_found = after_blank[is_index.to_numpy(zero_copy_only=False)]
+    if len(idx_found) != blocks or np.any(idx_found != idx_pos):
         return None
     # payload of block b: lines (head_b, last non-blank line before the next block's index line]
-    cnt = pc.cumulative_sum(pc.cast(nonblank, pa.int64()))
-    next_start = pa.concat_arrays([idx_pos.slice(1), pa.array([last_line], pa.int64())])
-    last_nb = pc.take(nb_pos, pc.subtract(pc.take(cnt, pc.subtract(next_start, 1)), 1))
-    starts, ends = pc.add(heads, 1), pc.add(last_nb, 1)
-    both = pa.concat_arrays([starts, ends])
-    ar = pc.cast(pc.indices_nonzero(pc.is_valid(both)), pa.int64())
-    offsets = pc.take(both, pc.add(pc.shift_right(ar, 1), pc.multiply(pc.bit_wise_and(ar, 1), blocks)))
-    joined = pc.binary_join(pa.LargeListArray.from_arrays(offsets, lines), pa.scalar("\n", pa.large_string()))
-    content = pc.take(joined, pc.multiply(pc.cast(pc.indices_nonzero(pc.is_valid(heads)), pa.int64()), 2))
+    cnt = np.cumsum(nonblank)
+    next_start = np.concatenate((idx_pos[1:], [last_line]))
+    last_nb = nb_pos[cnt[next_start - 1] - 1]
+    starts, ends = heads + 1, last_nb + 1
+    has_payload = ends > starts
+    # the payload's bytes, or (empty payload) the end of the header line: ascending, disjoint
+    lo = np.where(has_payload, line_start[np.minimum(starts, n - 1)], line_end[heads])
+    hi = np.where(has_payload, line_end[ends - 1], line_end[heads])
     # every non-blank line is now an index line (digits), a header or a payload line, and a
     # header holds exactly one arrow, so an arrow anywhere but in a header is one more than
     # there are blocks (a missing blank or index line); lines never overlap, so counting the
     # (non-overlapping) occurrences in the whole text is exact
     if data.count(b"-->") != blocks or blocks * _HEADER_LEN >= 2**31:
         return None
+    content = _spans(a, lo, hi)
+
     def ms(o: int) -> np.ndarray:  # HH:MM:SS,mmm at byte offset o
-        out = np.zeros(blocks, dtype=np.int64)
-        for k, w in enumerate(_MS_WEIGHTS):
-            if w:
-                out += cols[o + k].astype(np.int64) * w
-        return out
+        return _MS_WEIGHTS @ cols[o:o + len(_MS_WEIGHTS)]
 
     timeframe = pa.StringArray.from_buffers(
         blocks, pa.py_buffer(np.arange(0, (blocks + 1) * _HEADER_LEN, _HEADER_LEN, dtype=np.int32)),
-        pa.py_buffer(np.ascontiguousarray(hdr_bytes)),
+        pa.py_buffer(np.ascontiguousarray(rows)),
     )
     return pa.Table.from_arrays(
         [
-            pc.cast(pc.take(lines, idx_pos), pa.int64()),
+            pc.cast(_spans(a, line_start[idx_pos], line_end[idx_pos]), pa.int64()),
             timeframe,
             pa.array(ms(0), pa.int64()),
             pa.array(ms(17), pa.int64()),
-            pc.cast(content, pa.string()),
+            content,
         ],
         schema=_ARROW_SCHEMA,
     )
 
 
-def _fixed_width(arr: pa.Array, width: int) -> np.ndarray:
-    """The bytes of a (large) string array whose every value is ``width`` bytes, as an
-    ``(n, width)`` uint8 matrix (values are contiguous in the data buffer after a take)."""
-    arr = pc.cast(arr, pa.large_binary()) if not pa.types.is_large_binary(arr.type) else arr
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=len(arr) + 1, offset=arr.offset * 8)
-    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)
-    return data[offsets[0] : offsets[0] + len(arr) * width].reshape(len(arr), width)
+def _spans(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pa.StringArray:
+    """The strings ``a[lo[i]:hi[i]]`` (ascending, disjoint spans of the UTF-8 bytes ``a``, each
+    at character boundaries): the spans and the gaps between them are consecutive values of one
+    string array over ``a``; taking every other value copies the spans out."""
+    if len(lo) == 0:
+        return pa.array([], pa.string())
+    bounds = np.empty(2 * len(lo), dtype=np.int32)
+    bounds[0::2], bounds[1::2] = lo, hi
+    values = pa.StringArray.from_buffers(2 * len(lo) - 1, pa.py_buffer(bounds), pa.py_buffer(a))
+    return values.take(pa.array(np.arange(0, 2 * len(lo), 2, dtype=np.int64)))
 
 
 #: per byte of a header line: the allowed byte values (``HH:MM:SS,mmm --> HH:MM:SS,mmm``)
@@ -311,17 +328,16 @@ _MS_WEIGHTS = np.array([36_000_000, 3_600_000, 0, 600_000, 60_000, 0, 10_000, 1_
                        dtype=np.int64)
 
 
-def _header_ok(t: np.ndarray) -> np.ndarray:
-    """Which columns of a ``(29, n)`` byte matrix (one row per byte position) are well-formed
-    header lines (same as the header regex): two-digit hours, minutes and seconds below 60,
-    three-digit milliseconds."""
-    ok = np.ones(t.shape[1], dtype=bool)
-    for i, allowed in enumerate(_HEADER_ALLOWED):
-        if len(allowed) == 1:
-            ok &= t[i] == allowed[0]
-        else:  # digits: byte - 48 (wrapping below '0') at most 9, or 5 for tens of minutes/seconds
-            ok &= (t[i] - np.uint8(48)) <= np.uint8(allowed[-1] - 48)
-    return ok
+#: per byte of a header line: the lowest allowed byte and how far above it the byte may be
+_HEADER_LOW = np.array([a[0] for a in _HEADER_ALLOWED], dtype=np.uint8)
+_HEADER_SPAN = np.array([a[-1] - a[0] for a in _HEADER_ALLOWED], dtype=np.uint8)
+
+
+def _header_ok(rows: np.ndarray) -> np.ndarray:
+    """Which rows of an ``(n, 29)`` byte matrix (one line per row) are well-formed header lines
+    (same as the header regex): two-digit hours, minutes and seconds below 60, three-digit
+    milliseconds. (Byte - lowest allowed byte, wrapping below it, at most the span.)"""
+    return np.all((rows - _HEADER_LOW) <= _HEADER_SPAN, axis=1)
 
 
 # --------------------------------------------------------------------------------------------

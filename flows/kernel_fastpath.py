@@ -29,10 +29,11 @@ from typing import Any
 import duckdb
 
 from cinesub import __version__
+from cinesub.rawstore import _relpath
 from cinesub.settings import Settings
 
 #: bump when the material of the fingerprint changes meaning
-FASTPATH_VERSION = "1"
+FASTPATH_VERSION = "2"  # 2: the raw material covers the blobs the state names
 RECORD = Path("state") / "last-build.json"
 REPO = Path(__file__).resolve().parent.parent
 #: the code a build runs: every file under these folders (bytecode caches aside) and these files
@@ -68,8 +69,13 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-def state_material(path: Path) -> tuple[dict[str, str], datetime | None] | None:
-    """(digest of every state table but the bookkeeping, oldest provider search) of a state DB."""
+#: state columns that name raw-store blobs (sha256); the fingerprint covers those blobs only
+RAW_COLUMNS = ("sha256", "raw_sha256")
+
+
+def state_material(path: Path) -> tuple[dict[str, str], datetime | None, set[str]] | None:
+    """(digest of every state table but the bookkeeping, oldest provider search, the sha256s its
+    tables name) of a state DB."""
     if not path.is_file():
         return None
     with duckdb.connect(str(path), read_only=True) as con:
@@ -84,19 +90,38 @@ def state_material(path: Path) -> tuple[dict[str, str], datetime | None] | None:
             digests[t] = f"{n}:{s}"
         oldest = con.execute("SELECT min(searched_at) FROM search_cache").fetchone()[0] \
             if "search_cache" in tables else None
-    return digests, oldest
+        shas: set[str] = set()
+        marks = ", ".join("?" * len(RAW_COLUMNS))
+        for t, c in con.execute(
+                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main' "
+                f"AND column_name IN ({marks}) ORDER BY 1, 2", list(RAW_COLUMNS)).fetchall():
+            if t in tables and t not in BOOKKEEPING:
+                shas.update(r[0] for r in con.execute(f'SELECT DISTINCT "{c}" FROM "{t}" WHERE "{c}" IS NOT NULL')
+                            .fetchall())
+    return digests, oldest, shas
 
 
-def raw_listing(root: Path) -> str:
+def raw_listing(root: Path, shas: set[str] | None = None) -> str:
     """Digest of the raw store's file names and sizes (its files are named by their sha256 and
-    read-only: a name stands for its bytes)."""
-    h = hashlib.sha256()
+    read-only: a name stands for its bytes); with ``shas``, of those blobs only (present with
+    their size, or absent), so blobs another flow added to a shared store change nothing."""
+    sizes: dict[str, int] = {}
     if root.is_dir():
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            for name in sorted(filenames):
+        for dirpath, _dirnames, filenames in os.walk(root):
+            for name in filenames:
                 p = Path(dirpath) / name
-                h.update(os.fsencode(p.relative_to(root)) + b"\0" + str(p.stat().st_size).encode() + b"\0")
+                sizes[os.fsdecode(p.relative_to(root))] = p.stat().st_size
+    h = hashlib.sha256()
+    if shas is None:
+        for rel in sorted(sizes):
+            h.update(os.fsencode(rel) + b"\0" + str(sizes[rel]).encode() + b"\0")
+        return h.hexdigest()
+    for sha in sorted(shas):
+        try:
+            size = sizes.get(_relpath(sha), -1)
+        except ValueError:  # not a blob name
+            size = -2
+        h.update(sha.encode() + b"\0" + str(size).encode() + b"\0")
     return h.hexdigest()
 
 
@@ -137,13 +162,13 @@ def fingerprint_material(settings: Settings, env: Any) -> tuple[dict[str, Any] |
     state = state_material(settings.state_db)
     if state is None:
         return None, "no_state"
-    digests, oldest = state
+    digests, oldest, shas = state
     ttl = settings.providers.search_ttl_hours
     if ttl <= 0 or (oldest is not None and oldest < utcnow() - timedelta(hours=ttl)):
         return None, "search_expired"
     material = {"version": FASTPATH_VERSION, "code_version": __version__, "code": code_digest(),
                 "config": settings.config_hash(), "inputs": inputs, "state": digests,
-                "raw": raw_listing(settings.home / "raw")}
+                "raw": raw_listing(settings.home / "raw", shas)}
     return material, ""
 
 

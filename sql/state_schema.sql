@@ -176,6 +176,12 @@ CREATE TABLE IF NOT EXISTS tracks (
 -- Keyed by the entry's place in the file: the SRT index is kept exactly as found (never
 -- renumbered), so a track whose indices repeat (layer index_duplicate) is stored whole.
 -- (State DBs written before `position` are rebuilt with it by cinesub/state.py.)
+-- (track_id, position) is unique by construction, not by an index: the process stage writes a
+-- track's entries only in the transaction that writes its `tracks` row (whose PRIMARY KEY holds),
+-- after deleting the rows of a track processed again, and a track's positions are 0..n-1. No
+-- PRIMARY KEY: its ART index made every insert of the coordinator dearer (1.4x CPU at 2M rows,
+-- growing with the table; issue 18) and held memory in proportion to all entries. cinesub.state.entry_key_duplicates audits it (release publication and
+-- tests); state DBs written with the key are rebuilt without it by cinesub/state.py.
 CREATE TABLE IF NOT EXISTS entries (
     track_id      VARCHAR NOT NULL,
     position      BIGINT NOT NULL,           -- 0-based ordinal of the entry in the file
@@ -184,8 +190,7 @@ CREATE TABLE IF NOT EXISTS entries (
     start_ms      BIGINT NOT NULL,
     end_ms        BIGINT NOT NULL,
     content       VARCHAR NOT NULL,
-    clean_content VARCHAR,                   -- NULL = removed by sanitization
-    PRIMARY KEY (track_id, position)
+    clean_content VARCHAR                    -- NULL = removed by sanitization
 );
 
 -- Duration audit (validators/duration_audit.py, cohort stage): o200k_base token counts of

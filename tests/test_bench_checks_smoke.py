@@ -42,3 +42,7 @@ def test_the_whole_pass_finds_exactly_what_is_planted():
     assert p["db_entries"] == res["corpus"]["entries"]
     assert p["parquet_rows"] == res["corpus"]["entries"] - 48
     assert res["baseline"]["tracks"] == 2 and res["baseline"]["tracks_not_matching_planted"] == 0
+    rss = res["peak_rss_mib"]
+    # the pool's 2 workers (and multiprocessing's resource tracker) were sampled beside the coordinator
+    assert rss["workers_seen"] >= 2 and rss["largest_worker"] > 0 and rss["coordinator"] > 0
+    assert rss["sum_peak_sampled"] > max(rss["coordinator"], rss["largest_worker"])

@@ -45,3 +45,17 @@ def test_tiny_year_fetches_kept_images_only_and_rebuilds_without_downloads(tmp_p
     assert same["stats"]["discover"]["items_unchanged"] == 2
     assert one["stats"]["discover"]["items_changed"] == 1 and one["stats"]["discover"]["items_unchanged"] == 1
     assert one["fetched"]["image"]["requests"] == 0
+
+
+def _run(leaves, peak, phases):
+    return {"leaves": leaves, "build": {"peak_rss_bytes": peak, "phase_peak_rss_bytes": phases}}
+
+
+def test_memory_growth_judges_every_phase_against_the_tolerance():
+    small = _run(1000, 100_000, {"filter": 80_000, "aggregate": 100_000})
+    flat = B.memory_growth(small, _run(4000, 101_000, {"filter": 80_500, "aggregate": 101_000}), tolerance=0.02)
+    assert flat["memory_flat"] and flat["overall"]["growth_bytes"] == 1000
+    assert flat["phases"]["filter"]["growth_bytes_per_leaf"] == round(500 / 3000, 1)
+    # one phase growing past the tolerance fails the verdict even when the overall peak is flat
+    grows = B.memory_growth(small, _run(4000, 101_000, {"filter": 90_000, "aggregate": 101_000}), tolerance=0.02)
+    assert not grows["memory_flat"] and grows["phases"]["filter"]["growth_share"] == 0.125

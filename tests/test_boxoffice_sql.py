@@ -276,3 +276,29 @@ def test_real_weekly_fractions_are_shared_grosses(realdata_dir, real_citymap):
     for i, (_, k, v) in enumerate(cases):
         for j in range(k):
             assert got[(f"c{i} film {j}", D1)] == v
+
+
+def test_sql_inputs_read_in_place_give_the_arrow_result():
+    """define_views over tables of the connection (what the variety-aggregate stage does, so no
+    tuple passes through Python) gives exactly what aggregate() gives on the same rows as Arrow."""
+    from validators.boxoffice_ranking import Sql, define_views, output_query
+
+    tuples = [t("Grand Hotel", 9000), t("Grand Hotel", 3000, week="first week"), t("Tarzan", 6000, city="Toronto"),
+              t("Tarzan", 4500, theater="Roxy", date=D2), t("Freaks", 1200, page=2)]
+    aliases = [{"year": 1926, "alias": "Tarzan", "imdb": "tt0023551", "decision": "auto"}]
+    expected = run(tuples, aliases)
+    con = duckdb.connect()
+    try:
+        con.register("_t", pa.Table.from_pylist(tuples))
+        con.execute("CREATE TABLE state_tuples AS SELECT * FROM _t")
+        con.register("_a", pa.Table.from_pylist(aliases))
+        con.execute("CREATE TABLE state_aliases AS SELECT * FROM _a")
+        define_views(con, Sql("SELECT * FROM state_tuples WHERE extractor = 'gold'"), pa.Table.from_pylist(CITYMAP),
+                     Sql("state_aliases"))
+        got = {name: con.sql(output_query(name)).to_arrow_table().to_pylist() for name in expected}
+    finally:
+        con.close()
+    assert got == {name: table.to_pylist() for name, table in expected.items()}
+    assert got["weekly"] and got["excluded"]
+    with pytest.raises(ValueError, match="missing column"):
+        define_views(duckdb.connect(), Sql("SELECT 1 AS issue_date"), pa.Table.from_pylist(CITYMAP))

@@ -234,7 +234,7 @@ def _old_db(path: Path) -> list[tuple]:
 
 
 def test_old_state_db_is_migrated_to_positions_idempotently(tmp_path):
-    from cinesub.state import connect, migrate_entry_positions
+    from cinesub.state import connect, entry_key_duplicates, migrate_entry_positions
 
     db = tmp_path / "state.duckdb"
     rows = _old_db(db)
@@ -246,17 +246,18 @@ def test_old_state_db_is_migrated_to_positions_idempotently(tmp_path):
                            [(0, rows[1]), (1, rows[2]), (2, rows[0]), (0, rows[3])]]
             assert con.execute('SELECT "index", position FROM sanitization_log').fetchall() == [(5, 0)]
             assert migrate_entry_positions(con) is False
-            pk = con.execute("""SELECT constraint_column_names FROM duckdb_constraints()
-                                WHERE table_name = 'entries' AND constraint_type = 'PRIMARY KEY'""").fetchone()[0]
-            assert pk == ["track_id", "position"]
+            assert con.execute("""SELECT count(*) FROM duckdb_constraints()
+                                  WHERE table_name = 'entries' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')"""
+                               ).fetchone()[0] == 0  # unique by construction (sql/state_schema.sql)
             assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'entries_%'"
                                ).fetchone()[0] == 0
-    with connect(db) as con:  # the migrated table takes a repeated index, and still refuses a repeated position
+    with connect(db) as con:  # the migrated table takes a repeated index; the audit names a repeated position
         con.execute("""INSERT INTO entries (track_id, position, "index", timeframe, start_ms, end_ms, content)
                        VALUES ('t1', 3, 9, 'x', 0, 0, 'again')""")
-        with pytest.raises(duckdb.ConstraintException):
-            con.execute("""INSERT INTO entries (track_id, position, "index", timeframe, start_ms, end_ms, content)
-                           VALUES ('t1', 3, 10, 'x', 0, 0, 'clash')""")
+        assert entry_key_duplicates(con) == (0, [])
+        con.execute("""INSERT INTO entries (track_id, position, "index", timeframe, start_ms, end_ms, content)
+                       VALUES ('t1', 3, 10, 'x', 0, 0, 'clash')""")
+        assert entry_key_duplicates(con) == (1, [("t1", 3, 2)])
 
 
 def test_fresh_and_migrated_state_dbs_have_the_same_columns(tmp_path):

@@ -52,7 +52,7 @@ class Boom(RuntimeError):
     ("extractors.srt", "parse_to_arrow", "parse"),
     ("validators.checks", "run_checks_batch", "checks"),  # the batch layers (process_batch)
     ("validators.sanitize", "sanitize_batch", "sanitize"),
-    ("validators.candidate", "words", "tokens"),
+    ("validators.candidate", "words_series", "tokens"),
 ])
 def test_exception_in_any_layer_is_an_internal_error_rejection(monkeypatch, module, attr, step):
     import importlib

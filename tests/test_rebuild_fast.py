@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from cinesub.rawstore import RawStore
 from cinesub.settings import load_settings
 from cinesub.state import connect
 from fixtures.opensubtitles_server import OpenSubtitlesFixture
@@ -130,10 +131,9 @@ def recorded(world, tmp_path):
     target = home / "sample-world" / "seed7-n17"
     shutil.copytree(world, target)
     s = load_settings(home=home)
-    with connect(s.state_db):  # the schema, every table empty
-        pass
-    (home / "raw" / "sha256" / "ab").mkdir(parents=True)
-    (home / "raw" / "sha256" / "ab" / "abcd").write_bytes(b"raw bytes")
+    blob = RawStore(home / "raw").put(b"raw bytes")[0]
+    with connect(s.state_db) as con:  # the schema, every table empty but the one blob it names
+        con.execute("INSERT INTO blobs VALUES ('opensubtitles', '1', ?, 9, NULL, 'en', 'tt1', 1, now())", [blob])
     rel = home / "releases" / "1.0.0"
     rel.mkdir(parents=True)
     files = {}
@@ -190,8 +190,11 @@ def _expired_search(s, home, target, rel) -> None:
                     "now() - INTERVAL 30 HOUR, 'r0', 0, 0)")
 
 
-def _new_raw_file(s, home, target, rel) -> None:
-    (home / "raw" / "sha256" / "ab" / "abce").write_bytes(b"more raw bytes")
+def _named_blob_gone(s, home, target, rel) -> None:
+    for p in (home / "raw").rglob("*"):
+        if p.is_file():
+            p.chmod(0o644)
+            p.unlink()
 
 
 def _mirror_changed(s, home, target, rel) -> None:
@@ -200,12 +203,20 @@ def _mirror_changed(s, home, target, rel) -> None:
 
 
 @pytest.mark.parametrize("change", [_changed_world_byte, _tampered_release, _review_decision, _expired_search,
-                                    _new_raw_file, _mirror_changed])
+                                    _named_blob_gone, _mirror_changed])
 def test_any_difference_takes_the_normal_build(recorded, change):
     s, home, target, rel = recorded
     change(s, home, target, rel)
     assert fast.try_reuse(s, SampleEnvironment(s, seed=7, n_films=17), "r1") is None
     assert _rows(home, "SELECT count(*) FROM runs")[0][0] == 0
+
+
+def test_blobs_the_state_does_not_name_change_nothing(recorded):
+    """The Hollywood flow shares the raw store: its page images and texts are not the subtitle
+    build's inputs (a `make build` builds both; the next subtitle build still takes the fast path)."""
+    s, home, _, _ = recorded
+    RawStore(home / "raw").put(b"a Variety page image")
+    assert fast.try_reuse(s, SampleEnvironment(s, seed=7, n_films=17), "r1") is not None
 
 
 def test_fault_modes_and_a_failed_build_leave_no_record(recorded):

@@ -19,6 +19,13 @@ ASS_RE = r"\{\\[^{}\n]*\}"
 CONTROL_RE = "[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u0640]"
 #: Any letter (Unicode).
 LETTER_RE = r"\p{L}"
+#: The characters :func:`strip_markup` can remove or change (CR, ``<``, ``{``, the controls): a
+#: text without any is its own :func:`strip_markup`.
+MARKUP_RE = "[\\r<{]|" + CONTROL_RE
+#: Runs of whitespace that are not already one space (two or more whitespace characters, or one
+#: that is not a space): replacing these by a space is replacing every ``\s+`` by a space, with
+#: far fewer replacements.
+WHITESPACE_RUN_RE = r"\s{2,}|[^\S ]"
 
 
 def strip_markup(expr: pl.Expr) -> pl.Expr:
@@ -34,3 +41,13 @@ def strip_markup(expr: pl.Expr) -> pl.Expr:
 def normalized_text(expr: pl.Expr) -> pl.Expr:
     """:func:`strip_markup` plus Unicode NFC (cp1258 Vietnamese decodes to decomposed marks)."""
     return strip_markup(expr).str.normalize("NFC")
+
+
+def strip_markup_series(text: pl.Series) -> pl.Series:
+    """:func:`strip_markup` of every value of ``text``, computed only for the values holding a
+    character of :data:`MARKUP_RE` (the others are their own result)."""
+    rows = text.str.contains(MARKUP_RE).arg_true()
+    if len(rows) == 0:
+        return text
+    stripped = text.gather(rows).to_frame("t").select(strip_markup(pl.col("t"))).to_series()
+    return text.clone().scatter(rows, stripped)

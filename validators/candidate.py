@@ -44,7 +44,7 @@ import validators.duration_audit as duration_audit
 import validators.sanitize as sanitizing
 from cinesub.records import DecodeResult, Flag
 from cinesub.settings import Thresholds
-from validators._text import strip_markup
+from validators._text import strip_markup, strip_markup_series
 
 #: Bump when decoding, parsing, checks or sanitization change what a track looks like: every
 #: track is keyed by (candidate, raw bytes, language, runtime, this version), so a bump makes the
@@ -189,8 +189,10 @@ def verify_runs(runs: list[CandidateRun], languages: list[str], runtimes: list[f
             runs[k].sanitized = sanitizing.SanitizeResult(by_track[k], logs.get(k, empty_log), [], san.version)
             runs[k].timings["sanitize"] = t_san
         if totals:
-            sums = san.entries.group_by(checks.TRACK, maintain_order=True).agg(
-                words(pl.col("clean_content").fill_null("")).sum(), pl.col("start_ms").min(), pl.col("end_ms").max())
+            n_words = words_series(san.entries["clean_content"].fill_null(""))
+            sums = san.entries.select(checks.TRACK, "start_ms", "end_ms").with_columns(n_words).group_by(
+                checks.TRACK, maintain_order=True).agg(
+                pl.col(n_words.name).sum(), pl.col("start_ms").min(), pl.col("end_ms").max())
             for k, n_words, first, last in sums.rows():
                 runs[k].totals = (int(n_words or 0), int(first), int(last))
     else:
@@ -228,6 +230,12 @@ def words(text: pl.Expr) -> pl.Expr:
     """Per entry, the words :func:`validators.duration_audit.count_words` counts (its
     expression, for many tracks at once: :func:`token_count` per track)."""
     return strip_markup(text).str.count_matches(r"\S+")
+
+
+def words_series(text: pl.Series) -> pl.Series:
+    """:func:`words` of a column, the markup stripped only where there is some
+    (:func:`validators._text.strip_markup_series`); named ``_words``."""
+    return strip_markup_series(text).str.count_matches(r"\S+").alias("_words")
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,7 +22,26 @@ add (r = K - s of them) and the films holding P. At every node:
   At r = 1 the values *are* the film counts of the K-sets, which update the incumbent.
 
 Depth first with an explicit stack (best child first); the films of a node are compacted into a
-shared buffer above its parent's. Nothing else is cut, so the result is exact.
+shared buffer above its parent's.
+
+**Bitset search** (issue 18 point 3). A node whose kept films weigh at most ``BITSET_FILMS``
+(4,096; at the root for instances up to that many films) is finished by :func:`_bitset_search`:
+each candidate becomes the bitset of the node's films holding it (weights expanded, one bit per
+film, films with the most attributes first so that deep bitsets end early), so a count is an AND
+and a popcount over at most 64 words instead of a pass over the films. At every node there:
+
+* **values and peel** as above (the films holding at least r candidates come from bit-sliced
+  "holds at least t" counters), to a fixed point;
+* **pairs** — a completion keeps no more films than any two of its candidates together, so two
+  candidates are *compatible* when the films holding both reach the threshold; a candidate
+  compatible with fewer than r - 1 others is dropped (to a fixed point) and the child on a
+  candidate may add only the later candidates compatible with it. At r = 2 the pair counts *are*
+  the completions' film counts and update the incumbent; with exactly r candidates left their one
+  completion is counted;
+* **children** as above (order, value bound, the films holding the candidate and r - 1 later ones).
+
+``bitset_films=0`` in :func:`best_k_set` runs the film-by-film search alone (the kernel before the
+bitset search, kept as the benchmark's baseline). Nothing else is cut, so the result is exact.
 """
 
 from __future__ import annotations
@@ -31,6 +50,7 @@ import numpy as np
 from numba import njit
 
 MAX_ATTRS = 62  # masks are non-negative int64
+BITSET_FILMS = 4096  # a node with at most this many films (weights counted) finishes on bitsets
 # bit index of a power of two: _DEBRUIJN[(low * 0x03F79D71B4CB0A89 mod 2^64) >> 58]
 _DEBRUIJN = np.zeros(64, dtype=np.int64)
 for _i in range(64):
@@ -60,8 +80,246 @@ def _popcount(x: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _search(fm, w, n, k, req, floor):  # pragma: no cover - compiled (exercised through solve)
-    """(best films or -1, best mask, nodes) for size k over film masks ``fm`` (weights ``w``)."""
+def _bit(low: int) -> int:
+    """Index of the single set bit of ``low``."""
+    return _DEBRUIJN[((low * 0x03F79D71B4CB0A89) >> 58) & 63]
+
+
+@njit(cache=True, nogil=True)
+def _count(c, col, hi) -> int:
+    """Films of the film bitset ``c`` (words ``< hi``) that the column ``col`` holds."""
+    v = 0
+    for u in range(hi):
+        v += _popcount(c[u] & col[u])
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _better(f, msk, best_f, best_m, floor) -> bool:
+    return f >= floor and (f > best_f or (f == best_f and msk > best_m))
+
+
+@njit(cache=True, nogil=True)
+def _bitset_search(cols, nw, n, p0, rm0, r0, best_f, best_m, floor):  # pragma: no cover - compiled
+    """Finish the node (attributes ``p0``, candidates ``rm0``, ``r0`` still to add) whose films
+    fit in ``nw`` words: ``cols[j]`` is the bitset of the node's films holding candidate j (one
+    bit per film, weights expanded), so every count is an AND and a popcount (module docstring,
+    "Bitset search"). Returns (best films, best mask, nodes) with the incumbent updated."""
+    nodes = 0
+    cap = (r0 + 2) * (n + 1) + 1
+    st_p = np.zeros(cap, np.int64)
+    st_r = np.zeros(cap, np.int64)
+    st_l = np.zeros(cap, np.int64)
+    st_bit = np.zeros(cap, np.int64)
+    st_hi = np.zeros(cap, np.int64)
+    cs = np.zeros((r0 + 2, nw), np.int64)  # the films of the open node at each level
+    ge = np.zeros((r0 + 1, nw), np.int64)  # bit-sliced "holds at least t candidates"
+    pl = np.zeros((n + 1, nw), np.int64)
+    pair = np.zeros(nw, np.int64)
+    val = np.zeros(n, np.int64)
+    adj = np.zeros(n, np.int64)
+    pos = np.zeros(n, np.int64)
+    order = np.zeros(n, np.int64)
+    suf = np.zeros(n + 1, np.int64)
+    for u in range(nw):
+        cs[r0, u] = -1  # the bits past the last film are 0 in every column
+    st_p[0] = p0
+    st_r[0] = rm0
+    st_l[0] = r0
+    st_bit[0] = -1
+    st_hi[0] = nw
+    top = 1
+    while top > 0:
+        top -= 1
+        p = st_p[top]
+        rm = st_r[top]
+        r = st_l[top]
+        bit = st_bit[top]
+        hi = st_hi[top]
+        nodes += 1
+        c = cs[r]
+        if bit >= 0:  # the parent's films holding the added attribute
+            par = cs[r + 1]
+            col = cols[bit]
+            h = 0
+            for u in range(hi):
+                x = par[u] & col[u]
+                c[u] = x
+                if x:
+                    h = u + 1
+            hi = h
+        if best_f < 0:
+            theta = floor
+        else:  # ties only while the smallest completion still beats the incumbent's list
+            comp = 0
+            q = 0
+            for j in range(n - 1, -1, -1):
+                if q < r and (rm >> j) & 1:
+                    comp |= 1 << j
+                    q += 1
+            theta = best_f if (p | comp) > best_m else best_f + 1
+            if theta < floor:
+                theta = floor
+        # values, then the films holding at least r candidates (their values again)
+        m = 0
+        y = rm
+        while y:
+            low = y & -y
+            y ^= low
+            j = _bit(low)
+            v = _count(c, cols[j], hi)
+            if v >= theta:
+                val[j] = v
+                pos[m] = j
+                m += 1
+        if m < r:
+            continue
+        if r == 1:
+            for i in range(m):
+                if _better(val[pos[i]], p | (1 << pos[i]), best_f, best_m, floor):
+                    best_f = val[pos[i]]
+                    best_m = p | (1 << pos[i])
+            continue
+        while m > r:  # peel to a fixed point
+            for u in range(hi):
+                ge[0, u] = c[u]
+            for t in range(1, r + 1):
+                for u in range(hi):
+                    ge[t, u] = 0
+            for i in range(m):
+                col = cols[pos[i]]
+                for t in range(min(r, i + 1), 0, -1):
+                    for u in range(hi):
+                        ge[t, u] |= ge[t - 1, u] & col[u]
+            for u in range(hi):
+                c[u] = ge[r, u]
+            m2 = 0
+            for i in range(m):
+                j = pos[i]
+                v = _count(c, cols[j], hi)
+                if v >= theta:
+                    val[j] = v
+                    pos[m2] = j
+                    m2 += 1
+            if m2 == m:
+                break
+            m = m2
+        if m < r:
+            continue
+        if m == r:  # one completion left
+            for u in range(hi):
+                pair[u] = c[u]
+            for i in range(m):
+                col = cols[pos[i]]
+                for u in range(hi):
+                    pair[u] &= col[u]
+            msk = p
+            for i in range(m):
+                msk |= 1 << pos[i]
+            f = _count(pair, pair, hi)
+            if _better(f, msk, best_f, best_m, floor):
+                best_f = f
+                best_m = msk
+            continue
+        # pairs: a completion keeps no more films than any two of its candidates together; at
+        # r = 2 these counts are the completions themselves
+        live = 0
+        for i in range(m):
+            adj[pos[i]] = 0
+            live |= 1 << pos[i]
+        for a in range(m):
+            ja = pos[a]
+            ca = cols[ja]
+            for u in range(hi):
+                pair[u] = c[u] & ca[u]
+            for b in range(a + 1, m):
+                jb = pos[b]
+                f = _count(pair, cols[jb], hi)
+                if r == 2:
+                    msk = p | (1 << ja) | (1 << jb)
+                    if _better(f, msk, best_f, best_m, floor):
+                        best_f = f
+                        best_m = msk
+                elif f >= theta:
+                    adj[ja] |= 1 << jb
+                    adj[jb] |= 1 << ja
+        if r == 2:
+            continue
+        while True:  # candidates compatible with fewer than r - 1 others cannot be in a completion
+            drop = 0
+            y = live
+            while y:
+                low = y & -y
+                y ^= low
+                if _popcount(adj[_bit(low)] & live) < r - 1:
+                    drop |= low
+            if drop == 0:
+                break
+            live &= ~drop
+        if _popcount(live) < r:
+            continue
+        m2 = 0
+        for i in range(m):
+            if (live >> pos[i]) & 1:
+                pos[m2] = pos[i]
+                m2 += 1
+        m = m2
+        # children: candidates by value descending (higher bit, i.e. smaller name, first on ties);
+        # the child on order[i] may add only later candidates compatible with it
+        for i in range(m):
+            order[i] = pos[m - 1 - i]
+        for i in range(1, m):
+            x = order[i]
+            q = i - 1
+            while q >= 0 and val[order[q]] < val[x]:
+                order[q + 1] = order[q]
+                q -= 1
+            order[q + 1] = x
+        suf[m - 1] = 0
+        for i in range(m - 2, -1, -1):
+            suf[i] = suf[i + 1] | (1 << order[i + 1])
+        last = -1
+        for i in range(m - r + 1):
+            if val[order[i + r - 1]] < theta:
+                break
+            last = i
+        if last < 0:
+            continue
+        # child-level films: the node's films holding order[i] and >= r - 1 of order[i + 1:]
+        for u in range(hi):
+            ge[0, u] = c[u]
+        for t in range(1, r):
+            for u in range(hi):
+                ge[t, u] = 0
+        for i in range(m - 1, -1, -1):
+            if i <= last:
+                for u in range(hi):
+                    pl[i, u] = ge[r - 1, u]
+                if i == 0:
+                    break
+            col = cols[order[i]]
+            for t in range(min(r - 1, m - i), 0, -1):
+                for u in range(hi):
+                    ge[t, u] |= ge[t - 1, u] & col[u]
+        for i in range(last, -1, -1):  # pushed last first: the best child is visited first
+            t = order[i]
+            rest = suf[i] & adj[t]
+            if _popcount(rest) < r - 1 or _count(pl[i], cols[t], hi) < theta:
+                continue
+            st_p[top] = p | (1 << t)
+            st_r[top] = rest
+            st_l[top] = r - 1
+            st_bit[top] = t
+            st_hi[top] = hi
+            top += 1
+    return best_f, best_m, nodes
+
+
+
+@njit(cache=True, nogil=True)
+def _search(fm, w, n, k, req, floor, limit):  # pragma: no cover - compiled (exercised through solve)
+    """(best films or -1, best mask, nodes) for size k over film masks ``fm`` (weights ``w``);
+    nodes with at most ``limit`` films finish in :func:`_bitset_search`."""
     nf = fm.shape[0]
     best_f = -1
     best_m = 0
@@ -84,6 +342,7 @@ def _search(fm, w, n, k, req, floor):  # pragma: no cover - compiled (exercised 
     rank = np.zeros(n, np.int64)
     cv = np.zeros(n, np.int64)
     suf = np.zeros(n + 1, np.int64)
+    cols = np.zeros((n, (min(limit, int(w.sum())) + 63) // 64), np.int64)
     top = 0
     st_p[0] = req
     st_r[0] = ((1 << n) - 1) & ~req
@@ -132,6 +391,7 @@ def _search(fm, w, n, k, req, floor):  # pragma: no cover - compiled (exercised 
                 miss[j] = 0.0
             kept = 0
             full = 0
+            tot = 0
             for q in range(base, base + cnt):
                 f = buf[q]
                 x = fm[f] & rm
@@ -140,6 +400,7 @@ def _search(fm, w, n, k, req, floor):  # pragma: no cover - compiled (exercised 
                     buf[base + kept] = f
                     kept += 1
                     wf = w[f]
+                    tot += wf
                     if d == m:
                         full += wf
                     else:  # the films it misses, shared out among the candidates it misses
@@ -177,6 +438,25 @@ def _search(fm, w, n, k, req, floor):  # pragma: no cover - compiled (exercised 
             hs[:c].sort()
             bound = full + hs[c - e:c].sum()
         if bound + 1e-6 < theta:
+            continue
+        if r >= 2 and tot <= limit:  # few films left: finish the node on bitsets
+            nw = (tot + 63) >> 6
+            for j in range(n):
+                for u in range(nw):
+                    cols[j, u] = 0
+            i = 0
+            for q in range(base, base + cnt):
+                f = buf[q]
+                x = fm[f] & rm
+                for _ in range(w[f]):
+                    y = x
+                    while y:
+                        low = y & -y
+                        y ^= low
+                        cols[_bit(low), i >> 6] |= 1 << (i & 63)
+                    i += 1
+            best_f, best_m, sub = _bitset_search(cols, nw, n, p, rm, r, best_f, best_m, floor)
+            nodes += sub
             continue
         m = 0
         for j in range(n - 1, -1, -1):
@@ -245,16 +525,20 @@ def _search(fm, w, n, k, req, floor):  # pragma: no cover - compiled (exercised 
     return best_f, best_m, nodes
 
 
-def best_k_set(masks: np.ndarray, counts: np.ndarray, n: int, k: int, req: int, floor: int
-               ) -> tuple[tuple[int, int] | None, int]:
+def best_k_set(masks: np.ndarray, counts: np.ndarray, n: int, k: int, req: int, floor: int,
+               bitset_films: int = BITSET_FILMS) -> tuple[tuple[int, int] | None, int]:
     """((films, mask) of the best K-set holding ``req`` and keeping >= ``floor`` films, or None;
-    nodes visited). Only films holding ``req`` and at least k attributes can count."""
+    nodes visited). Only films holding ``req`` and at least k attributes can count. Nodes with at
+    most ``bitset_films`` films finish on bitsets (0: never; module docstring)."""
     sel = ((masks & req) == req) & (np.bitwise_count(masks) >= k)
-    fm, w = np.ascontiguousarray(masks[sel]), np.ascontiguousarray(counts[sel])
+    fm, w = masks[sel], counts[sel]
+    # films with the most attributes first: deep nodes keep mostly those, so their bitsets end early
+    o = np.argsort(-np.bitwise_count(fm), kind="stable")
+    fm, w = np.ascontiguousarray(fm[o]), np.ascontiguousarray(w[o])
     if req.bit_count() == k:
         films = int(w.sum())
         return ((films, req) if films >= floor else None), 1
     if not len(fm):
         return None, 0
-    f, m, nodes = _search(fm, w, n, k, req, floor)
+    f, m, nodes = _search(fm, w, n, k, req, floor, bitset_films)
     return ((int(f), int(m)) if f >= 0 else None), int(nodes)

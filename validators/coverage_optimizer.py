@@ -38,7 +38,8 @@ parent's size (exclusive: the parent keeps strictly more films) and its own.
 The method ``solve`` runs (``stats.method``): pools of at most ``MAX_ATTRS`` (62) attributes use
 the compiled branch and bound of :mod:`validators.coverage_batch`, one run per size K
 (``per_k_compiled``: films as attribute masks, peeling to the films holding enough candidates,
-a miss-side bound, the same tie rule); wider pools use the closed-set search above (``closed``).
+a miss-side bound, the same tie rule; nodes with at most 4,096 films finish on film bitsets with
+pairwise-compatibility bounds); wider pools use the closed-set search above (``closed``).
 All three give the same answers (tests and the benchmark compare them).
 
 Sets keeping no film score 0. When every K-subset keeps no film and ``min_films`` is 0, the answer

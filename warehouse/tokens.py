@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,39 +113,50 @@ def count_texts(texts: Sequence[str], *, encoding: str = DEFAULT_ENCODING,
 
 
 def count_track_tokens(entries_table: pa.Table | pl.DataFrame, *, encoding: str = DEFAULT_ENCODING,
-                       num_threads: int | None = None) -> pl.DataFrame:
+                       num_threads: int | None = None, known: Mapping[str, int] | None = None) -> pl.DataFrame:
     """``(track_id, input_tokens)`` for every track in an entries table, sorted by track_id.
 
     ``entries_table`` has at least the columns of :data:`ENTRY_COLUMNS` (the release's
     ``entries`` table). Each track is formatted by :func:`format_track` in release order.
+    ``known``: token counts already made of texts in this ``encoding``, by the sha256 of the text
+    (the state DB's ``token_counts``, which the cohort stage fills): a track whose text is there
+    is not tokenised again, and the encoding is loaded only when one is not.
     """
     df = entries_table if isinstance(entries_table, pl.DataFrame) else pl.from_arrow(entries_table)
     assert isinstance(df, pl.DataFrame)
     missing = [c for c in ENTRY_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"entries table lacks columns {missing}")
-    load_encoding(encoding)  # fail fast, before any formatting work
-    df = df.select(ENTRY_COLUMNS).sort(["track_id", "start_ms", "index"])
-    ids: list[str] = []
-    counts: list[int] = []
+    if known is None:
+        load_encoding(encoding)  # fail fast, before any formatting work
+    known = known or {}
+    df = df.select(ENTRY_COLUMNS).sort(["track_id", "start_ms", "index"], maintain_order=True)
+    counts: dict[str, int] = {}
     batch_ids: list[str] = []
     batch_texts: list[str] = []
 
     def flush() -> None:
-        counts.extend(count_texts(batch_texts, encoding=encoding, num_threads=num_threads))
-        ids.extend(batch_ids)
+        counts.update(zip(batch_ids, count_texts(batch_texts, encoding=encoding, num_threads=num_threads)))
         batch_ids.clear()
         batch_texts.clear()
 
+    ids: list[str] = []
     for part in df.partition_by("track_id", maintain_order=True):
-        batch_ids.append(part["track_id"][0])
-        batch_texts.append(json.dumps(
+        tid = part["track_id"][0]
+        ids.append(tid)
+        text = json.dumps(
             [{"index": i, "timeframe": t, "content": c}
              for i, t, c in zip(part["index"].to_list(), part["timeframe"].to_list(), part["content"].to_list())],
-            ensure_ascii=False))
+            ensure_ascii=False)
+        hit = known.get(hashlib.sha256(text.encode()).hexdigest()) if known else None
+        if hit is not None:
+            counts[tid] = int(hit)
+            continue
+        batch_ids.append(tid)
+        batch_texts.append(text)
         if len(batch_texts) >= BATCH_TRACKS:
             flush()
     if batch_texts:
         flush()
-    return pl.DataFrame({"track_id": ids, "input_tokens": counts},
+    return pl.DataFrame({"track_id": ids, "input_tokens": [counts[t] for t in ids]},
                         schema={"track_id": pl.Utf8, "input_tokens": pl.Int64})

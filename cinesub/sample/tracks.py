@@ -167,7 +167,16 @@ def layout(
     return starts, ends
 
 
+#: "HH:MM:SS" of every second of the first 10 hours (tracks never run longer): :func:`ts` is
+#: called twice per entry, millions of times per sample world
+_HMS = [f"{h:02d}:{m:02d}:{s:02d}" for h in range(10) for m in range(60) for s in range(60)]
+_MILLI = [f"{n:03d}" for n in range(1000)]
+
+
 def ts(ms: int, sep: str = ",") -> str:
+    sec, milli = divmod(ms, 1000)
+    if 0 <= sec < len(_HMS):
+        return f"{_HMS[sec]}{sep}{_MILLI[milli]}"
     h, r = divmod(ms, 3_600_000)
     m, r = divmod(r, 60_000)
     s, milli = divmod(r, 1000)

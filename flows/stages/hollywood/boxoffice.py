@@ -6,9 +6,10 @@
   ``hollywood.catalog_path``, a TSV ``imdb, title, year[, votes]`` derived from IMDb
   title.basics feature films) by :class:`validators.variety_aliases.AliasResolver`; the curated
   table ``pd_alias_decisions`` always wins; ``review`` rows are the curator queue.
-* aggregate: :func:`validators.boxoffice_ranking.aggregate` on the primary extractor's tuples (SQL rules
-  of sql/boxoffice_*.sql: last-week figures, US cities, shared grosses divided, Hollywood
-  SHOWCASE totals out), into weekly / yearly / top-N tables and the exclusion audit.
+* aggregate: the views of :func:`validators.boxoffice_ranking.define_views` over the primary
+  extractor's tuples (SQL rules of sql/boxoffice_*.sql: last-week figures, US cities, shared
+  grosses divided, Hollywood SHOWCASE totals out), copied into weekly / yearly / top-N tables and
+  the exclusion audit by ``INSERT … SELECT`` (the tuples never pass through Python).
 * evaluate: each extractor against gold pages (sample: the world's gold; live:
   ``hollywood.gold_dir`` when set) with :func:`validators.extraction_metrics.evaluate`, per issue and
   averaged with 95% bootstrap intervals, in long format.
@@ -26,7 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from flows.kernel_context import RunContext
-from flows.stages.hollywood.common import PDStage, copy_arrow, file_digest, flush_rows, replace_rows
+from flows.stages.hollywood.common import PDStage, copy_select, file_digest, flush_rows, replace_rows
 
 #: bootstrap resamples and seed of the evaluation intervals
 EVAL_N_BOOT = 1000
@@ -132,23 +133,23 @@ class VarietyAggregateStage(PDStage):
                 "primary": ctx.primary_extractor}
 
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-        from validators.boxoffice_ranking import aggregate, exclusion_counts
+        from cinesub.state import render_sql
+        from validators.boxoffice_ranking import Sql, define_views, output_query, reason_counts
 
         primary = ctx.primary_extractor
-        # execute() (not sql()): it also closes any result an earlier statement left open
-        tuples = con.execute(
-            """SELECT issue_date, item_id, page, extractor, model, theater, city, movie, week, gross, confidence
-               FROM pd_tuples WHERE extractor = ? ORDER BY item_id, page, seq""", [primary]).to_arrow_table()
-        aliases = con.execute("SELECT year, alias, imdb, decision FROM pd_aliases ORDER BY year, alias").to_arrow_table()
-        res = aggregate(con, tuples, citymap_table(ctx.settings.hollywood.citymap_path), aliases,
-                        top_n=ctx.settings.hollywood.top_n)
-        for name, table in (("weekly", "pd_weekly"), ("yearly", "pd_yearly"), ("top100", "pd_top100"),
-                            ("excluded", "pd_excluded"), ("unknown_cities", "pd_unknown_cities")):
-            copy_arrow(con, table, res[name])
+        # the tuples and aliases are read in place by DuckDB (sql/boxoffice_state_inputs.sql) and
+        # the results copied with INSERT … SELECT: no tuple passes through Python (issue 17)
+        con.execute(render_sql("boxoffice_state_inputs.sql", extractor=primary))
+        define_views(con, Sql("bo_state_tuples"), citymap_table(ctx.settings.hollywood.citymap_path),
+                     Sql("bo_state_aliases"), top_n=ctx.settings.hollywood.top_n)
+        n = {name: copy_select(con, table, output_query(name))
+             for name, table in (("weekly", "pd_weekly"), ("yearly", "pd_yearly"), ("top100", "pd_top100"),
+                                 ("excluded", "pd_excluded"), ("unknown_cities", "pd_unknown_cities"))}
         flush_rows(con)
-        return {"primary": primary, "tuples": tuples.num_rows, "weekly": res["weekly"].num_rows,
-                "yearly": res["yearly"].num_rows, "top": res["top100"].num_rows,
-                "excluded": exclusion_counts(res["excluded"]), "unknown_cities": res["unknown_cities"].num_rows}
+        n_tuples = con.execute("SELECT count(*) FROM pd_tuples WHERE extractor = ?", [primary]).fetchone()[0]
+        excluded = reason_counts(con.execute("SELECT reason, count(*) FROM pd_excluded GROUP BY ALL").fetchall())
+        return {"primary": primary, "tuples": n_tuples, "weekly": n["weekly"], "yearly": n["yearly"],
+                "top": n["top100"], "excluded": excluded, "unknown_cities": n["unknown_cities"]}
 
 
 def gold_dir(ctx: RunContext) -> Path | None:

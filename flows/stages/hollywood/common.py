@@ -176,19 +176,31 @@ def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict
 def copy_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table | None, where: str | None = None) -> int:
     """Replace ``table`` (or its rows matching ``where``) by an Arrow table with the same column
     names, in one transaction; returns the number of rows inserted."""
+    if data is None or not data.num_rows:
+        return copy_select(con, table, None, where)
+    con.register("_pd_arrow", data)
+    try:
+        return copy_select(con, table, "SELECT * FROM _pd_arrow", where)
+    finally:
+        con.unregister("_pd_arrow")
+
+
+def copy_select(con: duckdb.DuckDBPyConnection, table: str, query: str | None, where: str | None = None) -> int:
+    """Replace ``table`` (or its rows matching ``where``) by the rows of ``query`` (a ``SELECT``
+    on ``con`` whose columns are named as ``table``'s), inserted in DuckDB — nothing passes through
+    Python — in one transaction; returns the number of rows inserted."""
     con.execute("BEGIN")
     try:
         con.execute(f'DELETE FROM "{table}"' + (f" WHERE {where}" if where else ""))
-        if data is not None and data.num_rows:
-            con.register("_pd_arrow", data)
-            names = ", ".join(f'"{c}"' for c in data.column_names)
-            con.execute(f'INSERT INTO "{table}" ({names}) SELECT {names} FROM _pd_arrow')
-            con.unregister("_pd_arrow")
+        n = 0
+        if query is not None:
+            names = ", ".join(f'"{r[0]}"' for r in con.execute(f"DESCRIBE ({query})").fetchall())
+            n = con.execute(f'INSERT INTO "{table}" ({names}) SELECT {names} FROM ({query})').fetchone()[0]
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return 0 if data is None else data.num_rows
+    return n
 
 
 def flush_rows(con: duckdb.DuckDBPyConnection) -> None:

@@ -288,6 +288,21 @@ def _checkpoint(con: duckdb.DuckDBPyConnection, done: int) -> None:
 _OUT_TABLES = ("pd_tuples", "pd_extract_errors", "pd_crosscheck", "pd_page_state")
 
 
+def _kept_pages(con: duckdb.DuckDBPyConnection, item_ids: list[str]) -> list[tuple[str, Any, list[dict[str, Any]]]]:
+    """``(item_id, jp2 zip name, kept pages)`` of the items of ``item_ids`` that have kept pages,
+    by item; each page a dict of page, issue_date, ocr_sha256, image_sha256, leaf, by page."""
+    cols = ("page", "issue_date", "ocr_sha256", "image_sha256", "leaf")
+    return [(item_id, zip_name, [dict(zip(cols, r)) for r in zip(*lists)]) for item_id, zip_name, *lists in
+            con.execute(
+                """SELECT p.item_id, any_value(i.jp2_zip), list(p.page ORDER BY p.page),
+                          list(p.issue_date ORDER BY p.page), list(p.ocr_sha256 ORDER BY p.page),
+                          list(p.image_sha256 ORDER BY p.page), list(coalesce(p.leaf, p.page) ORDER BY p.page)
+                   FROM pd_pages p JOIN pd_page_filter f USING (item_id, page)
+                   LEFT JOIN pd_variety_items i USING (item_id)
+                   WHERE f.keep AND list_contains(?, p.item_id) GROUP BY p.item_id ORDER BY p.item_id""",
+                [item_ids]).fetchall()]
+
+
 class VarietyExtractStage(PDStage):
     name = "variety-extract"
     version = "3"  # 2: kept images fetched per page in item-runner jobs; pd_page_state; 3: item-level jobs, Gemini in them
@@ -310,21 +325,21 @@ class VarietyExtractStage(PDStage):
         store = raw_store(ctx)
         primary = ctx.primary_extractor
         citymap = str(hs.citymap_path) if hs.citymap_path else None
-        # the kept pages of every item (4 % of the leaves at the paper's scale), one job per item
-        cols = ("page", "issue_date", "ocr_sha256", "image_sha256", "leaf")
-        items = [(item_id, zip_name, [dict(zip(cols, r)) for r in zip(*lists)]) for item_id, zip_name, *lists in
-                 con.execute(
-                     """SELECT p.item_id, any_value(i.jp2_zip), list(p.page ORDER BY p.page),
-                               list(p.issue_date ORDER BY p.page), list(p.ocr_sha256 ORDER BY p.page),
-                               list(p.image_sha256 ORDER BY p.page), list(coalesce(p.leaf, p.page) ORDER BY p.page)
-                        FROM pd_pages p JOIN pd_page_filter f USING (item_id, page)
-                        LEFT JOIN pd_variety_items i USING (item_id)
-                        WHERE f.keep GROUP BY p.item_id ORDER BY p.item_id""").fetchall()]
-        dates = {(item_id, p["page"]): p["issue_date"] for item_id, _, pages in items for p in pages}
-        n_kept = len(dates)
+        # every item of the filter, ITEM_CHUNK at a time: its kept pages (4 % of the leaves at the
+        # paper's scale) are read, extracted, cross-checked and written per chunk, so nothing held
+        # here grows with the number of items (issue 17); one job per item with kept pages
+        all_items = [r[0] for r in con.execute("SELECT DISTINCT item_id FROM pd_page_filter ORDER BY 1").fetchall()]
+        n_kept, n_jobs = con.execute("SELECT count(*), count(DISTINCT item_id) FROM pd_page_filter WHERE keep").fetchone()
         errors_by: Counter[str] = Counter()
-        stats: dict[str, Any] = {"kept_pages": n_kept, "item_jobs": len(items)}
-        images: dict[str, dict[int, str]] = {}
+        stats: dict[str, Any] = {"kept_pages": n_kept, "item_jobs": n_jobs}
+        gem = self._gemini(ctx, n_jobs)
+        secondary = "ocr-rules" if primary == "gemini" else "gemini"
+        ran = secondary == "ocr-rules" or gem is not None
+        spec = ia_spec(ctx) if gem is not None else None
+        n_ocr = calls = hits = n_gem = n_images = 0
+        gem_errors: Counter[str] = Counter()
+        cross_n: Counter[str] = Counter()
+        state_n: Counter[str] = Counter()
 
         def errors_of(item_id: str, rows: list[dict[str, Any]]) -> None:
             append_rows(con, "pd_extract_errors", rows)
@@ -334,79 +349,75 @@ class VarietyExtractStage(PDStage):
         try:
             for t in _OUT_TABLES:
                 con.execute(f'DELETE FROM "{t}"')
-            # the OCR-rules extractor: one item per job; rows written item by item
-            jobs = [(item_id, [({"item_id": item_id, "page": p["page"], "issue_date": p["issue_date"]},
-                                store.url_for(p["ocr_sha256"]) if p["ocr_sha256"] else None, p["ocr_sha256"])
-                               for p in pages], citymap) for item_id, _, pages in items]
-            n_ocr = 0
-            for done, (item_id, tuples, errors) in enumerate(
-                    _items(ctx).map(extract_item_work, jobs, extract_item_failed), 1):
-                append_rows(con, "pd_tuples", tuples)
-                errors_of(item_id, errors)
-                n_ocr += len(tuples)
-                _checkpoint(con, done)
-            stats["ocr_rules_tuples"] = n_ocr
-            gem = self._gemini(ctx, len(items))
-            if gem is not None:
-                spec = ia_spec(ctx)
-                jobs = [(gem, spec, item_id, zip_name,
-                         [(p["page"], p["leaf"], p["issue_date"].isoformat() if p["issue_date"] else "",
-                           p["image_sha256"]) for p in pages], hs.page_image_max_b64_bytes)
-                        for item_id, zip_name, pages in items]
-                calls = hits = n_rows = 0
-                gem_errors: Counter[str] = Counter()
-                for done, res in enumerate(_items(ctx).map(gemini_item_work, jobs, gemini_item_failed), 1):
-                    _checkpoint(con, done)
-                    item_id = res["item_id"]
-                    images[item_id] = res["images"]
-                    rows, seqs = [], Counter()
-                    for r in res["rows"]:
-                        k = (r["item_id"], r["page"])
-                        rows.append({"item_id": r["item_id"], "page": r["page"], "issue_date": dates[k],
-                                     "extractor": "gemini", "model": r["model"], "seq": seqs[k],
-                                     "theater": r["theater"], "city": r["city"], "movie": r["movie"],
-                                     "week": r["week"], "gross": r["gross"], "confidence": r["confidence"],
-                                     "line_no": None})
-                        seqs[k] += 1
-                    append_rows(con, "pd_tuples", rows)
-                    errs = [{"item_id": item_id, "page": page, "issue_date": dates[(item_id, page)],
-                             "extractor": "gemini", "model": gem.model,
-                             "reason": "no_page_image" if reason == "no_page_images" else f"image:{reason}",
-                             "detail": detail or "the item has no page image for this leaf"}
-                            for page, (reason, detail) in sorted(res["image_failures"].items())]
-                    errs += [{"item_id": i, "page": page, "issue_date": dates[(i, page)], "extractor": "gemini",
-                              "model": model, "reason": reason, "detail": detail}
-                             for i, page, model, reason, detail in res["errors"]]
-                    errors_of(item_id, errs)
-                    gem_errors.update(e["reason"] for e in errs if not e["reason"].startswith(("image:", "no_page_image")))
-                    calls, hits, n_rows = calls + res["calls"], hits + res["cache_hits"], n_rows + len(rows)
-                stats.update(images_fetched=sum(len(v) for v in images.values()), gemini_tuples=n_rows,
-                             gemini_calls=calls, gemini_cache_hits=hits, gemini_errors=dict(gem_errors))
-                if gem_errors:  # failed pages are retried by the next build: no reusable marker
-                    stats["incomplete"] = True
-            secondary = "ocr-rules" if primary == "gemini" else "gemini"
-            ran = secondary == "ocr-rules" or gem is not None
-            # per item: the cross-check of its kept pages and the state of all its pages
-            cross_n: Counter[str] = Counter()
-            state_n: Counter[str] = Counter()
-            kept_by = {item_id: pages for item_id, _, pages in items}
-            for done, (item_id,) in enumerate(
-                    con.execute("SELECT DISTINCT item_id FROM pd_page_filter ORDER BY 1").fetchall(), 1):
-                _checkpoint(con, done)
-                tuples = _rows(con, "SELECT * FROM pd_tuples WHERE item_id = ?", [item_id])
-                errors = _rows(con, "SELECT * FROM pd_extract_errors WHERE item_id = ?", [item_id])
-                pages = [{"item_id": item_id, "page": p["page"], "issue_date": p["issue_date"]}
-                         for p in kept_by.get(item_id, [])]
-                cross = crosscheck_rows(pages, tuples, primary, secondary, secondary_ran=ran)
-                append_rows(con, "pd_crosscheck", cross)
-                cross_n.update(c["status"] for c in cross)
-                state = page_state_rows(con, item_id, images.get(item_id, {}), tuples, errors)
-                append_rows(con, "pd_page_state", state)
-                state_n.update(r["state"] for r in state)
+            for start in range(0, len(all_items), ITEM_CHUNK):
+                chunk = all_items[start:start + ITEM_CHUNK]
+                items = _kept_pages(con, chunk)
+                dates = {(item_id, p["page"]): p["issue_date"] for item_id, _, pages in items for p in pages}
+                images: dict[str, dict[int, str]] = {}
+                # the OCR-rules extractor: one item per job; rows written item by item
+                jobs = [(item_id, [({"item_id": item_id, "page": p["page"], "issue_date": p["issue_date"]},
+                                    store.url_for(p["ocr_sha256"]) if p["ocr_sha256"] else None, p["ocr_sha256"])
+                                   for p in pages], citymap) for item_id, _, pages in items]
+                for item_id, tuples, errors in _items(ctx).map(extract_item_work, jobs, extract_item_failed):
+                    append_rows(con, "pd_tuples", tuples)
+                    errors_of(item_id, errors)
+                    n_ocr += len(tuples)
+                if gem is not None:
+                    jobs = [(gem, spec, item_id, zip_name,
+                             [(p["page"], p["leaf"], p["issue_date"].isoformat() if p["issue_date"] else "",
+                               p["image_sha256"]) for p in pages], hs.page_image_max_b64_bytes)
+                            for item_id, zip_name, pages in items]
+                    for res in _items(ctx).map(gemini_item_work, jobs, gemini_item_failed):
+                        item_id = res["item_id"]
+                        images[item_id] = res["images"]
+                        n_images += len(res["images"])
+                        rows, seqs = [], Counter()
+                        for r in res["rows"]:
+                            k = (r["item_id"], r["page"])
+                            rows.append({"item_id": r["item_id"], "page": r["page"], "issue_date": dates[k],
+                                         "extractor": "gemini", "model": r["model"], "seq": seqs[k],
+                                         "theater": r["theater"], "city": r["city"], "movie": r["movie"],
+                                         "week": r["week"], "gross": r["gross"], "confidence": r["confidence"],
+                                         "line_no": None})
+                            seqs[k] += 1
+                        append_rows(con, "pd_tuples", rows)
+                        errs = [{"item_id": item_id, "page": page, "issue_date": dates[(item_id, page)],
+                                 "extractor": "gemini", "model": gem.model,
+                                 "reason": "no_page_image" if reason == "no_page_images" else f"image:{reason}",
+                                 "detail": detail or "the item has no page image for this leaf"}
+                                for page, (reason, detail) in sorted(res["image_failures"].items())]
+                        errs += [{"item_id": i, "page": page, "issue_date": dates[(i, page)], "extractor": "gemini",
+                                  "model": model, "reason": reason, "detail": detail}
+                                 for i, page, model, reason, detail in res["errors"]]
+                        errors_of(item_id, errs)
+                        gem_errors.update(e["reason"] for e in errs
+                                          if not e["reason"].startswith(("image:", "no_page_image")))
+                        calls, hits, n_gem = calls + res["calls"], hits + res["cache_hits"], n_gem + len(rows)
+                # per item: the cross-check of its kept pages and the state of all its pages
+                kept_by = {item_id: pages for item_id, _, pages in items}
+                for item_id in chunk:
+                    tuples = _rows(con, "SELECT * FROM pd_tuples WHERE item_id = ?", [item_id])
+                    errors = _rows(con, "SELECT * FROM pd_extract_errors WHERE item_id = ?", [item_id])
+                    pages = [{"item_id": item_id, "page": p["page"], "issue_date": p["issue_date"]}
+                             for p in kept_by.get(item_id, [])]
+                    cross = crosscheck_rows(pages, tuples, primary, secondary, secondary_ran=ran)
+                    append_rows(con, "pd_crosscheck", cross)
+                    cross_n.update(c["status"] for c in cross)
+                    state = page_state_rows(con, item_id, images.get(item_id, {}), tuples, errors)
+                    append_rows(con, "pd_page_state", state)
+                    state_n.update(r["state"] for r in state)
+                del items, dates, images, jobs, kept_by
+                _checkpoint(con, ITEM_CHUNK)  # each chunk committed
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        stats["ocr_rules_tuples"] = n_ocr
+        if gem is not None:
+            stats.update(images_fetched=n_images, gemini_tuples=n_gem, gemini_calls=calls, gemini_cache_hits=hits,
+                         gemini_errors=dict(gem_errors))
+            if gem_errors:  # failed pages are retried by the next build: no reusable marker
+                stats["incomplete"] = True
         flush_rows(con)
         stats["page_states"] = dict(state_n)
         stats.update(primary=primary, errors=dict(errors_by), crosscheck=dict(cross_n))

@@ -26,6 +26,7 @@ from typing import Any
 
 import duckdb
 
+from cinesub.bulk import delete_keys, insert_rows
 from cinesub.rawstore import RawStore
 from cinesub.records import Candidate, utcnow
 from flows.kernel_context import RunContext, Stage
@@ -205,20 +206,17 @@ class AcquireStage(Stage):
         con.execute("BEGIN")
         if stats["search_failed"] == 0:  # a complete search: pairs no longer wanted go
             con.execute("CREATE OR REPLACE TEMP TABLE _pairs (imdb_id VARCHAR, language VARCHAR)")
-            if pairs:
-                con.executemany("INSERT INTO _pairs VALUES (?, ?)", [list(p) for p in pairs])
+            insert_rows(con, "_pairs", pairs)
             for table in ("candidates", "search_cache"):
                 con.execute(f"DELETE FROM {table} t WHERE provider IN ({marks}) AND NOT EXISTS (SELECT 1 FROM "
                             "_pairs p WHERE p.imdb_id = t.imdb_id AND p.language = t.language)", names)
-        for imdb_id, language in redone:
-            con.execute(f"DELETE FROM candidates WHERE imdb_id = ? AND language = ? AND provider IN ({marks})",
-                        [imdb_id, language, *names])
-        if rows:
-            con.executemany("INSERT OR REPLACE INTO candidates VALUES (" + ",".join("?" * 15) + ")", rows)
+        delete_keys(con, "candidates", ("imdb_id", "language"), redone, where=f"t.provider IN ({marks})",
+                    params=names)
+        insert_rows(con, "candidates", rows, replace=True)
         if not ctx.env.search_cacheable:  # answers no later build may reuse: the next one searches afresh
             con.execute(f"DELETE FROM search_cache WHERE provider IN ({marks})", names)
-        elif cached:
-            con.executemany("INSERT OR REPLACE INTO search_cache VALUES (" + ",".join("?" * 8) + ")", cached)
+        else:
+            insert_rows(con, "search_cache", cached, replace=True)
         con.execute("COMMIT")
         stats["candidates"] = con.execute("SELECT count(*) FROM candidates").fetchone()[0]
         stats["candidates_new"] = len(rows)

@@ -8,17 +8,58 @@ prose count, :func:`validators.safety_reference.discrepancies`, "large" above
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
+from cinesub.bulk import insert_rows
 from flows.kernel_context import RunContext, Stage
 
 CATEGORIES = ("strongProfanity", "crudeBodilyLanguage", "mildObscenity", "religiousProfanityAndExclamation")
 MATCH_SCHEMA = {"imdb_id": pl.Utf8, "track_id": pl.Utf8, "index": pl.Int64, "category": pl.Utf8,
                 "span": pl.Utf8, "rule": pl.Utf8, "start_pos": pl.Int64, "end_pos": pl.Int64}
+
+
+class ScanCache:
+    """The safety scan of a track, cached under ``CINESUB_HOME/cache/safety/`` by its track id (the
+    sha256 of its raw bytes, language, runtime and processing version: its entries) and the
+    sha256 of the scanner (validators/safety.py, validators/_text.py, the lexicon): a rebuild
+    scans only new tracks. An unreadable entry is scanned again."""
+
+    def __init__(self, root: Path) -> None:
+        from validators import safety
+
+        self.root = root
+        h = hashlib.sha256()
+        for path in (Path(safety.__file__), Path(safety.__file__).with_name("_text.py"), Path(safety.LEXICON_PATH)):
+            h.update(path.read_bytes())
+        self.scanner = h.hexdigest()
+
+    def _path(self, track_id: str) -> Path:
+        return self.root / f"{hashlib.sha256(f'{self.scanner}|{track_id}'.encode()).hexdigest()}.json"
+
+    def get(self, track_id: str) -> tuple[dict[str, Any], list[list[Any]]] | None:
+        try:
+            data = json.loads(self._path(track_id).read_text(encoding="utf-8"))
+            return data["result"], data["matches"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, track_id: str, result: dict[str, Any], matches: list[list[Any]]
+            ) -> tuple[dict[str, Any], list[list[Any]]]:
+        text = json.dumps({"result": result, "matches": matches}, ensure_ascii=False)
+        path = self._path(track_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.{os.getpid()}.part")
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, path)
+        data = json.loads(text)  # a fresh scan and a cached one: the same types
+        return data["result"], data["matches"]
 
 
 class AnnotateStage(Stage):
@@ -48,16 +89,20 @@ class AnnotateStage(Stage):
         match_rows = []
         n_large = 0
         totals = {c: 0 for c in CATEGORIES}
+        cache = ScanCache(ctx.settings.home / "cache" / "safety")
         for imdb, track_id, kim_summary in films:
-            entries = pl.from_arrow(con.sql(
-                """SELECT "index", clean_content AS content FROM entries
-                   WHERE track_id = ? AND clean_content IS NOT NULL ORDER BY position """,
-                params=[track_id],
-            ).to_arrow_table())
-            scanned = scan(entries.select(pl.col("index"), pl.col("content")))
-            result = safety_to_json(scanned)
-            match_rows.extend([imdb, track_id, m.index, m.category, m.span, m.rule, m.start, m.end]
-                              for m in scanned.matches)
+            hit = cache.get(track_id)
+            if hit is None:
+                entries = pl.from_arrow(con.sql(
+                    """SELECT "index", clean_content AS content FROM entries
+                       WHERE track_id = ? AND clean_content IS NOT NULL ORDER BY position """,
+                    params=[track_id],
+                ).to_arrow_table())
+                scanned = scan(entries.select(pl.col("index"), pl.col("content")))
+                hit = cache.put(track_id, safety_to_json(scanned),
+                                [[m.index, m.category, m.span, m.rule, m.start, m.end] for m in scanned.matches])
+            result, matches = hit
+            match_rows.extend([imdb, track_id, *m] for m in matches)
             kim_counts = parse_kim_language_counts(kim_summary) if kim_summary else None
             for d in discrepancies(result, kim_counts, large):
                 n_large += d["large"]
@@ -70,11 +115,9 @@ class AnnotateStage(Stage):
                              json.dumps(c["evidenceSubtitleIndices"])])
         con.execute("BEGIN")
         con.execute("DELETE FROM language_safety")
-        if rows:
-            con.executemany("INSERT INTO language_safety VALUES (?, ?, ?, ?, ?, ?)", rows)
+        insert_rows(con, "language_safety", rows)
         con.execute("DELETE FROM safety_discrepancies")
-        if disc_rows:
-            con.executemany("INSERT INTO safety_discrepancies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", disc_rows)
+        insert_rows(con, "safety_discrepancies", disc_rows)
         con.execute("DELETE FROM safety_matches")
         if match_rows:
             con.register("_safety_matches_new",

@@ -9,8 +9,9 @@ from typing import Any
 import duckdb
 
 from flows.kernel_context import RunContext, Stage
+from cinesub.bulk import insert_rows
 from cinesub.state import sql_text
-from flows.stages.subtitles.common import chosen_countries, eligible_views
+from flows.stages.subtitles.common import chosen_countries, coverage_solver, eligible_views
 from validators.candidate import flag_rows
 
 AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
@@ -37,7 +38,7 @@ class CohortStage(Stage):
 
         eligible_views(con, ctx)
         con.execute("CREATE OR REPLACE TEMP TABLE wanted_countries (country VARCHAR)")
-        con.executemany("INSERT INTO wanted_countries VALUES (?)", [[c] for c in chosen_countries(con, ctx)])
+        insert_rows(con, "wanted_countries", [[c] for c in chosen_countries(con, ctx)])
         con.execute(sql_text("funnel.sql"))
         con.execute("BEGIN")
         con.execute("DELETE FROM film_gates")
@@ -99,7 +100,7 @@ class CohortStage(Stage):
         if not track_ids:
             return {}
         con.execute("CREATE OR REPLACE TEMP TABLE audit_tracks (track_id VARCHAR)")
-        con.executemany("INSERT INTO audit_tracks VALUES (?)", [[t] for t in track_ids])
+        insert_rows(con, "audit_tracks", [[t] for t in track_ids])
         df = con.sql(  # (a relation: DuckDB 2's execute() result has no .pl())
             """SELECT e.track_id, e."index", e.timeframe, e.start_ms, e.end_ms, e.clean_content AS content
                FROM entries e JOIN audit_tracks a USING (track_id)
@@ -118,8 +119,7 @@ class CohortStage(Stage):
         todo = sorted({sha: text for sha, text in texts.values() if sha not in known}.items())
         if todo:
             counts = count_texts([text for _, text in todo])
-            con.executemany("INSERT INTO token_counts VALUES (?, ?, ?)",
-                            [[sha, TOKEN_ENCODING, n] for (sha, _), n in zip(todo, counts)])
+            insert_rows(con, "token_counts", [[sha, TOKEN_ENCODING, n] for (sha, _), n in zip(todo, counts)])
             known.update({sha: n for (sha, _), n in zip(todo, counts)})
         for tid, (sha, _) in texts.items():
             out[tid] = (out[tid][0], int(known[sha]), out[tid][2])
@@ -129,8 +129,7 @@ class CohortStage(Stage):
     def _coverage(ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         """SPEC A7 per-K table (exact search and frequency prefix) for languages, then countries,
         over the films that pass gates 2-4; English is required among the languages."""
-        from validators.coverage_optimizer import solve
-
+        solve = coverage_solver(ctx)
         con.execute(sql_text("coverage_input.sql"))
         con.execute("DELETE FROM coverage")
         best: dict[str, Any] = {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
+from cinesub import bulk
+from cinesub.bulk import insert_rows
 from flows.kernel_context import RunContext
 from cinesub.state import render_sql, sql_text
 from validators.candidate import PROCESSING_VERSION
@@ -30,7 +32,7 @@ def eligible_views(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> None:
     ``selected_attributes``) and the view of sql/eligible_films.sql (reads ``films``)."""
     languages = chosen_languages(con, ctx)
     con.execute("CREATE OR REPLACE TEMP TABLE wanted_languages (language VARCHAR)")
-    con.executemany("INSERT INTO wanted_languages VALUES (?)", [[lang] for lang in languages])
+    insert_rows(con, "wanted_languages", [[lang] for lang in languages])
     con.execute(sql_text("eligible_films.sql"))
 
 
@@ -48,10 +50,48 @@ def selection_views(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> None:
 
 
 def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
-    """Insert an Arrow table by column name."""
-    if data.num_rows == 0:
-        return
-    con.register("_arrow_in", data)
-    cols = ", ".join(f'"{c}"' for c in data.column_names)
-    con.execute(f'INSERT INTO "{table}" ({cols}) SELECT {cols} FROM _arrow_in')
-    con.unregister("_arrow_in")
+    """Insert an Arrow table by column name (cinesub/bulk.py)."""
+    bulk.insert_arrow(con, table, data)
+
+
+def coverage_solver(ctx: RunContext):
+    """:func:`validators.coverage_optimizer.solve`, its answers cached under
+    ``CINESUB_HOME/cache/coverage/`` by the sha256 of the availability pairs, the arguments and
+    the solver's source: a rebuild whose availability did not change (most do not) neither
+    searches again nor loads the compiled kernel. The answer is the solver's own (its
+    ``elapsed_s`` that of the run that computed it; ``stats.cached`` says it was read back)."""
+    import hashlib
+    import json
+    import os
+    from pathlib import Path
+
+    root = ctx.settings.home / "cache" / "coverage"
+    validators_dir = Path(__file__).resolve().parents[3] / "validators"
+    code = hashlib.sha256()
+    for name in ("coverage_optimizer.py", "coverage_batch.py"):
+        code.update((validators_dir / name).read_bytes())
+
+    def solve(avail, **kwargs):
+        items = avail.items() if isinstance(avail, dict) else avail  # {film: attributes} or pairs
+        pairs = sorted({(str(f), None if a is None else str(a)) for f, a in
+                        ((f, a) for f, attrs in items for a in (attrs if isinstance(avail, dict) else [attrs]))},
+                       key=lambda p: (p[0], p[1] is not None, p[1] or ""))
+        key = hashlib.sha256(json.dumps([code.hexdigest(), pairs, sorted(kwargs.items())], default=str)
+                             .encode()).hexdigest()
+        path = root / f"{key}.json"
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+            result.setdefault("stats", {})["cached"] = True
+            return result
+        except (OSError, ValueError):
+            pass
+        from validators.coverage_optimizer import solve as compute
+
+        text = json.dumps(compute(avail, **kwargs), default=str)
+        root.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.{os.getpid()}.part")
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, path)
+        return json.loads(text)  # the types a cached answer has (lists, not tuples)
+
+    return solve

@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from cinesub.bulk import insert_rows
 from cinesub.settings import resolve_secret
 from flows.kernel_context import RunContext, Stage
 
@@ -78,8 +79,7 @@ class CurateStage(Stage):
         con.execute("BEGIN")
         con.execute("DELETE FROM curation")
         con.execute("DELETE FROM task_fields")
-        if rows:
-            con.executemany("INSERT INTO curation VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        insert_rows(con, "curation", rows)
         for field, r in report.items():
             con.execute("INSERT INTO task_fields VALUES (?, ?, ?, ?, ?)",
                         [field, r["kept"], r["present"], r["total"], json.dumps(r["missing"])])

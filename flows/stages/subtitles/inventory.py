@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from cinesub.bulk import insert_rows
 from cinesub.rawstore import RawStore
 from cinesub.records import utcnow
 from flows.kernel_context import RunContext, Stage
@@ -157,10 +158,9 @@ class InventoryStage(Stage):
         with transaction(con):
             for table in ("films", "ratings", "unmapped_ratings", "source_errors"):
                 con.execute(f"DELETE FROM {table}")
-            if page_errors:
-                con.executemany("INSERT OR REPLACE INTO source_errors VALUES (?, ?, ?, ?, ?, ?)", page_errors)
-            con.executemany("INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?)", source_rows)
-            con.executemany("INSERT INTO films VALUES (" + ",".join("?" * 14) + ")", films)
+            insert_rows(con, "source_errors", page_errors, replace=True)
+            insert_rows(con, "sources", source_rows, replace=True)
+            insert_rows(con, "films", films)
             # New disagreements enter the adjudication queue; decisions already taken are kept.
             for r in reviews:
                 con.execute(
@@ -169,10 +169,8 @@ class InventoryStage(Stage):
             con.execute("""UPDATE link_reviews SET decision = d.decision, decided_by = d.decided_by,
                            decided_at = d.decided_at FROM link_decision_in_force d
                            WHERE link_reviews.kim_id = d.kim_id""")  # the queue shows what was applied
-            if rating_rows:
-                con.executemany("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?)", rating_rows)
-            if unmapped_rows:
-                con.executemany("INSERT INTO unmapped_ratings VALUES (?, ?, ?)", unmapped_rows)
+            insert_rows(con, "ratings", rating_rows, replace=True)
+            insert_rows(con, "unmapped_ratings", unmapped_rows)
         statuses: dict[str, int] = {}
         for row in films:
             statuses[row[6]] = statuses.get(row[6], 0) + 1

@@ -2,8 +2,10 @@
 needs (validators/candidate.py, in worker processes, jobs of ``Settings.process_batch_tracks``
 candidates), then write tracks, entries, flags and the sanitization log -- one transaction per
 batch, rows of reprocessed tracks deleted by the batch's set of track ids, entries inserted as
-one Arrow table -- and recompute the selection per film and language. A crash keeps every
-committed batch; ``ctx.item_done`` is called per track once its batch is committed.
+one Arrow table (``entries`` has no key index: a track's rows are unique by this construction,
+sql/state_schema.sql), under DuckDB's ``cinesub.state.BULK_MEMORY_LIMIT`` -- and recompute the
+selection per film and language. A crash keeps every committed batch; ``ctx.item_done`` is called
+per track once its batch is committed.
 
 A batch whose worker raises or dies is run again one track per job (:class:`_Retry`), so a
 poison file is its own rejection, never its batch's; a batch whose rows cannot be written
@@ -28,6 +30,7 @@ from rich.progress import Progress
 from cinesub.rawstore import RawStore, read_blob
 from cinesub.records import utcnow
 from cinesub.settings import Thresholds
+from cinesub.state import memory_limit
 from flows.items import LocalItemRunner
 from flows.kernel_context import RunContext, Stage
 from flows.stages.subtitles.common import insert_arrow, selection_views
@@ -119,7 +122,7 @@ class ProcessStage(Stage):
         if jobs:
             # workers (local processes or Dask) compute; this process alone writes the state DB
             items = ctx.items if ctx.items is not None else LocalItemRunner(ctx.settings.workers)
-            with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+            with memory_limit(con), Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
                 bar = progress.add_task(f"processing {len(tracks)} tracks", total=len(tracks))
                 retry: list[tuple] = []
                 for result in items.map(_work, jobs, _work_failed):  # a poison item is one rejection

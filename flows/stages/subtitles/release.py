@@ -21,7 +21,8 @@ class ReleaseStage(Stage):
     version = "4"  # 3: the task_references table; 4: the selection tables
     reads = ("films", "film_gates", "funnel", "selections", "tracks", "entries", "ratings",
              "language_safety", "flags", "sanitization_log", "coverage", "curation", "task_fields",
-             "withdrawals", "selected_attributes", "selection_per_k", "film_genres", "genre_reviews", "task_gaps")
+             "withdrawals", "selected_attributes", "selection_per_k", "film_genres", "genre_reviews", "task_gaps",
+             "token_counts")  # token_counts: the cohort stage's o200k counts, reused by the statistics
     writes = ("film_ids", "splits")
     retries = 1
 
@@ -48,6 +49,7 @@ class ReleaseStage(Stage):
                 reports_dir=ctx.settings.reports_dir,
                 thresholds=ctx.settings.thresholds,
                 stage_stats=stage_stats_rows(con, ctx.run_id, ctx.flow),
+                figure_cache=ctx.settings.home / "cache" / "figures",
             )
         except ReleaseBlocked as exc:
             return {"blocked": True, "incomplete": True, "gate_report": str(exc.report),

@@ -30,8 +30,10 @@ from typing import Any
 
 import duckdb
 
+from cinesub.bulk import insert_rows
 from cinesub.state import replace_rows, sql_text, transaction
 from flows.kernel_context import RunContext, Stage
+from flows.stages.subtitles.common import coverage_solver
 
 #: ``availability.language`` of the row that records a failed search over every language
 ALL_LANGUAGES = "*"
@@ -70,11 +72,13 @@ def country_of(raw: str) -> str | None:
 
 
 def choose(pairs: list[tuple[str, str | None]], *, pool: int | None, k: int | str, require: tuple[str, ...],
-           min_films: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
+           min_films: int, solve: Any = None) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
     """``(solve result, chosen entry, why not)`` for one dimension: the search optimum for size
     ``k`` (``"optimum"``: the best of every K). No availability, a required attribute nobody has
-    or an infeasible K gives ``(result, None, reason)``."""
-    from validators.coverage_optimizer import solve
+    or an infeasible K gives ``(result, None, reason)``. ``solve``: the solver (default
+    :func:`validators.coverage_optimizer.solve`; the stage passes the cached one)."""
+    if solve is None:
+        from validators.coverage_optimizer import solve
 
     present = {a for _, a in pairs if a}
     if not present:
@@ -120,11 +124,12 @@ class SurveyStage(Stage):
 
         per_k: list[list[Any]] = []
         chosen_rows: list[list[Any]] = []
+        solve = coverage_solver(ctx)
 
         # -- languages -----------------------------------------------------------------------
         required = tuple(sel.languages_required)
         result, entry, why = choose(lang_pairs, pool=sel.language_pool_size, k=sel.languages_k,
-                                    require=required, min_films=sel.languages_min_films)
+                                    require=required, min_films=sel.languages_min_films, solve=solve)
         per_k += self._per_k("languages", result)
         if sel.languages_mode == "fixed" or entry is None:
             languages, lmode = list(ctx.settings.languages), "fixed"
@@ -144,14 +149,14 @@ class SurveyStage(Stage):
         country_pairs, dropped_unrated = self._country_pairs(con, cohort)
         creq = tuple(sel.countries_required)
         cres, centry, cwhy = choose(country_pairs, pool=sel.country_pool_size, k=sel.countries_k, require=creq,
-                                    min_films=sel.countries_min_films)
+                                    min_films=sel.countries_min_films, solve=solve)
         per_k += self._per_k("countries", cres)
         cmode = "survey"
         unconstrained = centry
         if centry is not None and not all(has_label_space(c) for c in centry["attributes"]):
             spaced = [(f, c) for f, c in country_pairs if c is None or has_label_space(c)]
             _, centry, cwhy = choose(spaced, pool=sel.country_pool_size, k=sel.countries_k, require=creq,
-                                     min_films=sel.countries_min_films)
+                                     min_films=sel.countries_min_films, solve=solve)
             cmode = "survey_label_space"
             stats["countries_without_label_space"] = sorted(c for c in unconstrained["attributes"]
                                                             if not has_label_space(c))
@@ -227,7 +232,7 @@ class SurveyStage(Stage):
         if not cohort:
             return [], 0
         con.execute("CREATE OR REPLACE TEMP TABLE survey_cohort (imdb_id VARCHAR)")
-        con.executemany("INSERT INTO survey_cohort VALUES (?)", [[f] for f in cohort])
+        insert_rows(con, "survey_cohort", [[f] for f in cohort])
         mapped = con.execute(
             "SELECT r.imdb_id, r.country FROM ratings r JOIN survey_cohort c USING (imdb_id)").fetchall()
         other = con.execute(

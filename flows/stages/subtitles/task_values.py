@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 
+from cinesub.bulk import insert_rows
 from validators.genres import REASON_NO_CORE, STATUS_UNMAPPED, default_map, normalize_genres
 from validators.task_fills import REASON_EMPTIED, REASON_SOURCE_MISSING, apply_fills
 
@@ -64,21 +65,17 @@ def store_task_values(con: duckdb.DuckDBPyConnection, gaps: list[dict[str, Any]]
     con.execute("DELETE FROM film_genres")
     con.execute("DELETE FROM genre_reviews")
     con.execute("DELETE FROM task_gaps")
-    if genre_rows:
-        con.executemany("INSERT INTO film_genres VALUES (?, ?, ?, ?, ?, ?, ?)", genre_rows)
+    insert_rows(con, "film_genres", genre_rows)
     queue: dict[tuple[str, str], list[str]] = {}
     for imdb_id, source, _pos, raw, _core, status, _v in genre_rows:
         if status == STATUS_UNMAPPED:
             queue.setdefault((source, raw), []).append(imdb_id)
     version = default_map().version
-    if queue:
-        con.executemany("INSERT INTO genre_reviews VALUES (?, ?, ?, ?, ?)",
-                        [[s, raw, len(set(ids)), min(ids), version] for (s, raw), ids in sorted(queue.items())])
-    if gaps:
-        con.executemany("INSERT INTO task_gaps VALUES (?, ?, ?, ?, ?, ?)",
-                        [[g["imdb_id"], g["field"], g["status"], g["reason"], g["fill_id"],
-                          None if g["value"] is None else json.dumps(g["value"], ensure_ascii=False)]
-                         for g in gaps])
+    insert_rows(con, "genre_reviews",
+                [[s, raw, len(set(ids)), min(ids), version] for (s, raw), ids in sorted(queue.items())])
+    insert_rows(con, "task_gaps",
+                [[g["imdb_id"], g["field"], g["status"], g["reason"], g["fill_id"],
+                  None if g["value"] is None else json.dumps(g["value"], ensure_ascii=False)] for g in gaps])
 
 
 __all__ = ["REASON_SOURCE_MISSING", "curated_fills", "film_genre_rows", "fill_gaps", "gap_reason",
