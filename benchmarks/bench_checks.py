@@ -182,7 +182,7 @@ def run_baseline(tracks: list[dict[str, Any]], store, workdir: Path) -> dict[str
 
     from cinesub.settings import Thresholds
     from cinesub.state import init_state
-    from flows.stages.subtitles.common import insert_arrow
+    from cinesub.bulk import insert_arrow
     from validators.sanitize import load_patterns
     from warehouse.publish import write_query_parquet
 

@@ -33,3 +33,14 @@ def tree_digest(root: Path | str, subdirs: Iterable[str] | None = None) -> str:
         except OSError as exc:  # dangling link, permission denied
             h.update(name + b"\0" + type(exc).__name__.encode() + b"\0")
     return h.hexdigest()
+
+
+def files_digest(paths: Iterable[Path | str], *extra: str) -> str:
+    """Digest of the bytes of ``paths`` (in the order given) and of ``extra`` strings: the version
+    of the code behind a cached result (a changed file, another cache key)."""
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(hashlib.sha256(Path(p).read_bytes()).digest())
+    for x in extra:
+        h.update(b"\0" + x.encode())
+    return h.hexdigest()

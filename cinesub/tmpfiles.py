@@ -17,6 +17,7 @@ build killed mid-write leaves that temporary behind; :func:`sweep` removes it on
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -113,3 +114,19 @@ def make_public(root: Path) -> None:
             p = os.path.join(dirpath, f)
             if not os.path.islink(p):
                 os.chmod(p, FILE_MODE)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: a tagged temporary sibling (:func:`mkstemp`, swept when
+    its writer died) renamed into place. Parents are created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = mkstemp("write", path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -305,14 +305,11 @@ FIGURES: dict[str, tuple[Any, str, str, tuple[str, ...]]] = {
 def _code_digest() -> str:
     """What the figures' pixels depend on besides their tables: this module, warehouse/plots.py
     and the matplotlib version."""
-    h = hashlib.sha256()
-    for mod in (__file__, os.path.join(os.path.dirname(__file__), "plots.py")):
-        with open(mod, "rb") as fh:
-            h.update(fh.read())
     from importlib.metadata import version
 
-    h.update(version("matplotlib").encode())
-    return h.hexdigest()
+    from cinesub.digests import files_digest
+
+    return files_digest([__file__, os.path.join(os.path.dirname(__file__), "plots.py")], version("matplotlib"))
 
 
 def _figure_digest(code: str, key: str, tables: Mapping[str, pa.Table]) -> str:
@@ -344,10 +341,9 @@ def render_figures(stats: Mapping[str, pa.Table], cache_dir: Path | None = None)
                 fig, alt = draw(tables)
                 svg = svg_figure(fig, key, alt)
             if cached is not None:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                part = cached.with_name(f".{cached.name}.{os.getpid()}.part")
-                part.write_text(svg, encoding="utf-8")
-                os.replace(part, cached)
+                from cinesub.tmpfiles import write_text_atomic
+
+                write_text_atomic(cached, svg)
         out.setdefault(section, []).append({"key": key, "svg": markup(svg), "caption": caption})
     return out
 

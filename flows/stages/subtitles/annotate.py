@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +31,12 @@ class ScanCache:
     scans only new tracks. An unreadable entry is scanned again."""
 
     def __init__(self, root: Path) -> None:
+        from cinesub.digests import files_digest
         from validators import safety
 
         self.root = root
-        h = hashlib.sha256()
-        for path in (Path(safety.__file__), Path(safety.__file__).with_name("_text.py"), Path(safety.LEXICON_PATH)):
-            h.update(path.read_bytes())
-        self.scanner = h.hexdigest()
+        here = Path(safety.__file__)
+        self.scanner = files_digest([here, here.with_name("_text.py"), Path(safety.LEXICON_PATH)])
 
     def _path(self, track_id: str) -> Path:
         return self.root / f"{hashlib.sha256(f'{self.scanner}|{track_id}'.encode()).hexdigest()}.json"
@@ -52,12 +50,10 @@ class ScanCache:
 
     def put(self, track_id: str, result: dict[str, Any], matches: list[list[Any]]
             ) -> tuple[dict[str, Any], list[list[Any]]]:
+        from cinesub.tmpfiles import write_text_atomic
+
         text = json.dumps({"result": result, "matches": matches}, ensure_ascii=False)
-        path = self._path(track_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(f".{path.name}.{os.getpid()}.part")
-        part.write_text(text, encoding="utf-8")
-        os.replace(part, path)
+        write_text_atomic(self._path(track_id), text)
         data = json.loads(text)  # a fresh scan and a cached one: the same types
         return data["result"], data["matches"]
 

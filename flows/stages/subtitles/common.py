@@ -1,11 +1,9 @@
-"""Helpers shared by the subtitle stages: the selection views, table writes."""
+"""Helpers shared by the subtitle stages: the selection views, the cached coverage solver."""
 
 from __future__ import annotations
 
 import duckdb
-import pyarrow as pa
 
-from cinesub import bulk
 from cinesub.bulk import insert_rows
 from flows.kernel_context import RunContext
 from cinesub.state import render_sql, sql_text
@@ -49,11 +47,6 @@ def selection_views(con: duckdb.DuckDBPyConnection, ctx: RunContext) -> None:
     )
 
 
-def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
-    """Insert an Arrow table by column name (cinesub/bulk.py)."""
-    bulk.insert_arrow(con, table, data)
-
-
 def coverage_solver(ctx: RunContext):
     """:func:`validators.coverage_optimizer.solve`, its answers cached under
     ``CINESUB_HOME/cache/coverage/`` by the sha256 of the availability pairs, the arguments and
@@ -62,21 +55,21 @@ def coverage_solver(ctx: RunContext):
     ``elapsed_s`` that of the run that computed it; ``stats.cached`` says it was read back)."""
     import hashlib
     import json
-    import os
     from pathlib import Path
+
+    from cinesub.digests import files_digest
+    from cinesub.tmpfiles import write_text_atomic
 
     root = ctx.settings.home / "cache" / "coverage"
     validators_dir = Path(__file__).resolve().parents[3] / "validators"
-    code = hashlib.sha256()
-    for name in ("coverage_optimizer.py", "coverage_batch.py"):
-        code.update((validators_dir / name).read_bytes())
+    code = files_digest(validators_dir / name for name in ("coverage_optimizer.py", "coverage_batch.py"))
 
     def solve(avail, **kwargs):
         items = avail.items() if isinstance(avail, dict) else avail  # {film: attributes} or pairs
         pairs = sorted({(str(f), None if a is None else str(a)) for f, a in
                         ((f, a) for f, attrs in items for a in (attrs if isinstance(avail, dict) else [attrs]))},
                        key=lambda p: (p[0], p[1] is not None, p[1] or ""))
-        key = hashlib.sha256(json.dumps([code.hexdigest(), pairs, sorted(kwargs.items())], default=str)
+        key = hashlib.sha256(json.dumps([code, pairs, sorted(kwargs.items())], default=str)
                              .encode()).hexdigest()
         path = root / f"{key}.json"
         try:
@@ -88,10 +81,7 @@ def coverage_solver(ctx: RunContext):
         from validators.coverage_optimizer import solve as compute
 
         text = json.dumps(compute(avail, **kwargs), default=str)
-        root.mkdir(parents=True, exist_ok=True)
-        part = path.with_name(f".{path.name}.{os.getpid()}.part")
-        part.write_text(text, encoding="utf-8")
-        os.replace(part, path)
+        write_text_atomic(path, text)
         return json.loads(text)  # the types a cached answer has (lists, not tuples)
 
     return solve

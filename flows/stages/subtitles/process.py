@@ -33,7 +33,8 @@ from cinesub.settings import Thresholds
 from cinesub.state import memory_limit
 from flows.items import LocalItemRunner
 from flows.kernel_context import RunContext, Stage
-from flows.stages.subtitles.common import insert_arrow, selection_views
+from cinesub.bulk import insert_arrow
+from flows.stages.subtitles.common import selection_views
 from validators.candidate import (
     PROCESSING_VERSION,
     flag_rows,
