@@ -239,6 +239,7 @@ class MemorySampler:
 
         self.interval = interval
         self.peaks: dict[int, float] = {}
+        self.cpu_s: dict[int, float] = {}  # CPU seconds (user + system) of each process, last poll
         self.sum_peak = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
@@ -265,11 +266,13 @@ class MemorySampler:
             try:
                 info = proc.memory_info()
                 hwm = _vm_hwm_mib(proc.pid)
+                cpu = proc.cpu_times()
             except (psutil.Error, OSError):
                 continue
             rss = info.rss / 2**20
             total += rss
             self.peaks[proc.pid] = max(self.peaks.get(proc.pid, 0.0), rss, hwm or 0.0)
+            self.cpu_s[proc.pid] = cpu.user + cpu.system
         self.sum_peak = max(self.sum_peak, total)
 
     def _run(self) -> None:
@@ -277,6 +280,12 @@ class MemorySampler:
             self._poll()
             self._stop.wait(self.interval)
         self._poll()
+
+    def worker_cpu_s(self) -> float:
+        """CPU seconds of the worker processes (all of them, as of the last poll; their start-up
+        included)."""
+        me = os.getpid()
+        return round(sum(v for pid, v in self.cpu_s.items() if pid != me), 2)
 
     def summary(self) -> dict[str, float]:
         me = os.getpid()
@@ -314,7 +323,7 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
     import duckdb
 
     from cinesub.settings import Thresholds
-    from cinesub.state import entry_key_duplicates, init_state, memory_limit
+    from cinesub.state import coordinator_threads, entry_key_duplicates, init_state, memory_limit, thread_limit
     from flows.items import LocalItemRunner
     from flows.stages.subtitles import process as P
     from warehouse.publish import write_query_parquet
@@ -327,24 +336,27 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
                       for m in tracks], batch_tracks, Thresholds().model_dump_json(), "default")
     stats: dict[str, Any] = {"processed": 0, "ok": 0, "flagged": 0, "rejected": 0, "entries": 0}
     found: dict[tuple, Any] = {}
-    write_s = 0.0
-    t0 = time.perf_counter()
+    write_s = write_cpu = 0.0
+    t0, c0 = time.perf_counter(), time.process_time()
     runner = LocalItemRunner(workers)
     sampler = MemorySampler()
     try:
         with sampler, duckdb.connect(str(db)) as con, memory_limit(con):  # as the stage and the release
-            for result in runner.map(P._work, jobs, P._work_failed):
-                if isinstance(result, P._Retry):
-                    raise RuntimeError("a batch's worker failed: the benchmark corpus has no poison file")
-                t = time.perf_counter()
-                stage._write_batch(con, _Ctx(), result, stats)
-                write_s += time.perf_counter() - t
-                for key, out in result:
-                    found[key] = (sorted(out.reasons), out.status,
-                                  int((out.sanitization["action"] == "removed").sum()) if out.sanitization is not None else -1,
-                                  int((out.sanitization["action"] == "modified").sum()) if out.sanitization is not None else -1)
-            t_pass = time.perf_counter()
-            rss_pass = dict(sampler.summary())
+            with thread_limit(con, coordinator_threads(workers)):  # as the stage's pass
+                for result in runner.map(P._work, jobs, P._work_failed):
+                    if isinstance(result, P._Retry):
+                        raise RuntimeError("a batch's worker failed: the benchmark corpus has no poison file")
+                    t, c = time.perf_counter(), time.process_time()
+                    stage._write_batch(con, _Ctx(), result, stats)
+                    write_s += time.perf_counter() - t
+                    write_cpu += time.process_time() - c
+                    for key, out in result:
+                        found[key] = (sorted(out.reasons), out.status,
+                                      int((out.sanitization["action"] == "removed").sum()) if out.sanitization is not None else -1,
+                                      int((out.sanitization["action"] == "modified").sum()) if out.sanitization is not None else -1)
+            t_pass, c_pass = time.perf_counter(), time.process_time()
+            sampler._poll()
+            rss_pass, workers_cpu = dict(sampler.summary()), sampler.worker_cpu_s()
             parquet = workdir / "entries.parquet"
             con.execute("""CREATE TEMP VIEW release_tracks AS SELECT * FROM tracks WHERE status <> 'rejected'""")
             write_query_parquet(con, 
@@ -353,7 +365,7 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
                    FROM entries e JOIN release_tracks t USING (track_id)
                    WHERE e.clean_content IS NOT NULL
                    ORDER BY t.imdb_id, t.language, e.start_ms, e.position""", parquet)
-            t_end = time.perf_counter()
+            t_end, c_end = time.perf_counter(), time.process_time()
             db_entries = con.execute("SELECT count(*) FROM entries").fetchone()[0]
             db_tracks = con.execute("SELECT count(*) FROM tracks").fetchone()[0]
             key_duplicates = entry_key_duplicates(con)[0]
@@ -389,6 +401,9 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
                            "entry_key_duplicates": key_duplicates})
     return {"wall_s": round(t_end - t0, 2), "process_and_write_s": round(t_pass - t0, 2),
             "coordinator_write_s": round(write_s, 2), "parquet_s": round(t_end - t_pass, 2),
+            "cpu_s": {"coordinator_pass": round(c_pass - c0, 2), "coordinator_writes": round(write_cpu, 2),
+                      "workers_pass": workers_cpu, "parquet": round(c_end - c_pass, 2),
+                      "total": round(c_end - c0 + workers_cpu, 2)},
             "entries_per_s": round(n_entries / (t_end - t0)), "stats": stats, "flags_by_layer": dict(sorted(flags.items())),
             "planted_by_layer": dict(sorted(planted.items())),
             "sanitization": {"removed": removed, "modified": modified,
@@ -503,7 +518,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     b = result["baseline"]
     print(f"{n_tracks} tracks, {n_entries} entries: pass {production['wall_s']}s wall "
           f"({production['entries_per_s']} entries/s; writes {production['coordinator_write_s']}s, "
-          f"parquet {production['parquet_s']}s); peak RSS {result['peak_rss_mib']}")
+          f"parquet {production['parquet_s']}s); CPU {production['cpu_s']}; peak RSS {result['peak_rss_mib']}")
     print(f"flags {production['flags_by_layer']} (planted {production['planted_by_layer']}); "
           f"sanitization {production['sanitization']}; phases on {baseline_tracks} tracks {phases}")
     print(f"baseline {b['name']} on {b['tracks']} tracks: {b['wall_s']}s, projected {b['projected_wall_s']}s "

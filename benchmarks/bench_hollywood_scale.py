@@ -27,8 +27,10 @@ no-change rebuild (must fetch metadata + search only: 0 image bytes, 0 text-deri
 and a rebuild after one item's ``item_last_updated`` moved. The projection to 1922–1979 (~700
 monthly items × ~335 leaves) scales the measured per-leaf and per-kept-page costs. Memory: per
 phase, the 52-issue peak against the 13-issue one (bytes, share, bytes per extra leaf, and the
-line through both extrapolated to 1922–1979); ``memory_flat`` when every growth is within
-:data:`RSS_FLAT_TOLERANCE` (the run-to-run noise of one world's peak).
+line through both extrapolated to 1922–1979), each world built 1 + :data:`MEMORY_REPEATS` times
+and counted with its lowest peak; ``memory_flat`` when every growth is within
+:data:`RSS_FLAT_TOLERANCE` (the run-to-run noise of one world's peak; the spread measured in the
+run is reported beside it as ``noise_share``).
 ``--quick``: 2 and 4 issues of 60 leaves (seconds). Writes ``benchmarks/results/hollywood_scale.json``.
 """
 
@@ -60,6 +62,10 @@ RSS_LIMIT_BYTES = 2 * 1024**3
 #: measured with repeated 13-issue runs for issue 17), so a smaller tolerance would judge noise
 #: (a 4× larger world costing even 1 kB a leaf more would show as ~+4 % here)
 RSS_FLAT_TOLERANCE = 0.02
+#: extra first builds of the 13- and 52-issue worlds for the memory verdict: one build's peak
+#: moved by up to ~4 % between otherwise equal runs on a loaded machine (issue 17: +3.9 % one
+#: session, −1 % the next, same code), so each world counts with its lowest of 1 + this many peaks
+MEMORY_REPEATS = 2
 PHASES = ("discover", "filter", "fetch_images", "extract", "aggregate")
 
 TEXT_SUFFIXES = ("_hocr_searchtext.txt.gz", "_hocr_pageindex.json.gz", "_djvu.xml", "_djvu.txt", "_scandata.xml",
@@ -209,9 +215,12 @@ def run_worker(host: str, home: Path) -> dict[str, Any]:
 # one configuration
 # --------------------------------------------------------------------------------------------
 def measure(issues: int, leaves: int, keep_rate: float, tmp: Path, *, rebuilds: bool = False,
-            worker: Any = run_worker) -> dict[str, Any]:
+            repeats: int = 0, worker: Any = run_worker) -> dict[str, Any]:
     """Generate a world, serve it, build it (and with ``rebuilds`` rebuild it unchanged, then
-    after one item changed); per build: the worker's result plus the fixture's byte counts.
+    after one item changed); per build: the worker's result plus the fixture's byte counts. With
+    ``repeats``, that many more first builds of the same world into fresh homes, for their peak
+    RSS only (``repeats``: the memory verdict compares each world's lowest peak, and the spread
+    between one world's builds is the noise measured in this run).
     ``worker(host, home)`` runs one build (default a subprocess; the smoke test runs :func:`work`)."""
     from cinesub.sample.variety_scale import generate_scale_world
 
@@ -232,6 +241,9 @@ def measure(issues: int, leaves: int, keep_rate: float, tmp: Path, *, rebuilds: 
             out = worker(srv.host, home)
             out["fetched"] = byte_summary(srv.sent[n0:])
             res[name] = out
+        res["repeats"] = [{k: out[k] for k in ("peak_rss_bytes", "phase_peak_rss_bytes")}
+                          for out in (worker(srv.host, tmp / f"home-{issues}-{keep_rate}-again{i}")
+                                      for i in range(repeats))]
     b = res["build"]
     kept = b["stats"]["images"]["kept_pages"]
     res["per_kept_page_image_bytes"] = round(b["fetched"]["image"]["bytes"] / kept, 1) if kept else None
@@ -241,9 +253,11 @@ def measure(issues: int, leaves: int, keep_rate: float, tmp: Path, *, rebuilds: 
 
 def projection(big: dict[str, Any], small: dict[str, Any]) -> dict[str, Any]:
     """1922–1979 from the 52-issue run's per-leaf / per-kept-page / per-item costs; peak RSS
-    extrapolated on the line through the two sizes' peaks (per leaf)."""
+    extrapolated on the line through the two sizes' peaks (per leaf; each size's lowest peak, as
+    :func:`memory_growth` judges them)."""
     b = big["build"]
-    rss_per_leaf = (b["peak_rss_bytes"] - small["build"]["peak_rss_bytes"]) / (big["leaves"] - small["leaves"])
+    growth = memory_growth(small, big)
+    rss_per_leaf = growth["overall"]["growth_bytes_per_leaf"] or 0.0
     leaves, items = big["leaves"], big["issues"]
     kept = b["stats"]["images"]["kept_pages"]
     s, f = b["seconds"], b["fetched"]
@@ -261,11 +275,11 @@ def projection(big: dict[str, Any], small: dict[str, Any]) -> dict[str, Any]:
         "image_bytes_at_generated_image_size": round(f["image"]["bytes"] / kept * p_kept),
         "image_bytes_at_real_jp2_member_size": p_kept * REAL_JP2_MEMBER_BYTES,
         "whole_jp2_zip_bytes_avoided_at_real_member_size": (p_leaves - p_kept) * REAL_JP2_MEMBER_BYTES,
-        "peak_rss_bytes_linear": round(b["peak_rss_bytes"] + rss_per_leaf * (p_leaves - leaves)),
+        "peak_rss_bytes_linear": round(growth["overall"]["large_bytes"] + rss_per_leaf * (p_leaves - leaves)),
         "peak_rss_growth_bytes_per_leaf": round(rss_per_leaf),
         "phase_peak_rss_bytes_linear": {
-            ph: round(b["phase_peak_rss_bytes"][ph] + g["growth_bytes_per_leaf"] * (p_leaves - leaves))
-            for ph, g in memory_growth(small, big)["phases"].items()},
+            ph: round(g["large_bytes"] + g["growth_bytes_per_leaf"] * (p_leaves - leaves))
+            for ph, g in growth["phases"].items()},
         "image_requests": p_kept, "no_change_rebuild_requests": PAPER_ITEMS + 1 + PAPER_ITEMS // 100,
         "notes": ("scaled linearly from the 52-issue run (one worker, 2 cores shared); real page texts are longer "
                   "and real members ≈400 KB (realdata/live/MANIFEST.md), so the real-size image figure is the one "
@@ -276,21 +290,38 @@ def projection(big: dict[str, Any], small: dict[str, Any]) -> dict[str, Any]:
 def memory_growth(small: dict[str, Any], big: dict[str, Any],
                   tolerance: float = RSS_FLAT_TOLERANCE) -> dict[str, Any]:
     """Peak RSS of the larger world against the smaller one's, overall and per phase: bytes, share,
-    bytes per extra leaf, and the ``memory_flat`` verdict (every growth ≤ ``tolerance``)."""
+    bytes per extra leaf, and the ``memory_flat`` verdict (every growth ≤ ``tolerance``). A world
+    built more than once (``repeats``) counts with its lowest peak, overall and per phase (what
+    the work needs, less the allocator's and the machine's run-to-run noise); ``noise_share`` is
+    the largest spread between one world's builds, measured in the same run."""
     extra_leaves = big["leaves"] - small["leaves"]
+
+    def builds(r: dict[str, Any]) -> list[dict[str, Any]]:
+        return [r["build"], *r.get("repeats", [])]
+
+    def lowest(r: dict[str, Any]) -> dict[str, Any]:
+        bs = builds(r)
+        common = set.intersection(*(set(b.get("phase_peak_rss_bytes", {})) for b in bs))
+        return {"peak_rss_bytes": min(b["peak_rss_bytes"] for b in bs),
+                "phase_peak_rss_bytes": {ph: min(b["phase_peak_rss_bytes"][ph] for b in bs) for ph in common}}
+
+    def spread(r: dict[str, Any]) -> float:
+        peaks = [b["peak_rss_bytes"] for b in builds(r)]
+        return round(max(peaks) / min(peaks) - 1, 4)
 
     def one(a: int, b: int) -> dict[str, Any]:
         return {"small_bytes": a, "large_bytes": b, "growth_bytes": b - a,
                 "growth_share": round((b - a) / a, 4) if a else None,
                 "growth_bytes_per_leaf": round((b - a) / extra_leaves, 1) if extra_leaves else None}
 
-    sb, bb = small["build"], big["build"]
+    sb, bb = lowest(small), lowest(big)
     phases = {ph: one(sb["phase_peak_rss_bytes"][ph], bb["phase_peak_rss_bytes"][ph])
               for ph in PHASES if ph in sb.get("phase_peak_rss_bytes", {}) and ph in bb.get("phase_peak_rss_bytes", {})}
     overall = one(sb["peak_rss_bytes"], bb["peak_rss_bytes"])
     shares = [overall["growth_share"]] + [v["growth_share"] for v in phases.values()]
     return {"leaves": [small["leaves"], big["leaves"]], "overall": overall, "phases": phases,
-            "tolerance_share": tolerance,
+            "tolerance_share": tolerance, "builds_per_world": [len(builds(small)), len(builds(big))],
+            "noise_share": max(spread(small), spread(big)),
             "memory_flat": all(x is not None and x <= tolerance for x in shares)}
 
 
@@ -299,9 +330,9 @@ def run(quick: bool = False) -> dict[str, Any]:
     small, large = (2, 4) if quick else (13, 52)
     with tempfile.TemporaryDirectory(prefix="bench-hollywood-scale-") as d:
         tmp = Path(d)
-        runs = {f"{small}x{leaves}@4%": measure(small, leaves, 0.04, tmp),
+        runs = {f"{small}x{leaves}@4%": measure(small, leaves, 0.04, tmp, repeats=MEMORY_REPEATS),
                 f"{small}x{leaves}@8%": measure(small, leaves, 0.08, tmp),
-                f"{large}x{leaves}@4%": measure(large, leaves, 0.04, tmp, rebuilds=True)}
+                f"{large}x{leaves}@4%": measure(large, leaves, 0.04, tmp, rebuilds=True, repeats=MEMORY_REPEATS)}
     a, k8, big = runs[f"{small}x{leaves}@4%"], runs[f"{small}x{leaves}@8%"], runs[f"{large}x{leaves}@4%"]
     unchanged = big["rebuild_unchanged"]["fetched"]
     one = big["rebuild_one_changed"]
@@ -313,8 +344,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "image_requests_equal_kept_pages": all(r["build"]["fetched"]["image"]["requests"] ==
                                                r["build"]["stats"]["images"]["kept_pages"] for r in runs.values()),
         "whole_zip_downloads": sum(r["build"]["fetched"]["zip"]["requests"] for r in runs.values()),
-        "peak_rss_small_vs_large": [a["build"]["peak_rss_bytes"], big["build"]["peak_rss_bytes"]],
-        "peak_rss_growth_ratio": round(big["build"]["peak_rss_bytes"] / a["build"]["peak_rss_bytes"], 3),
+        "peak_rss_small_vs_large": [growth["overall"]["small_bytes"], growth["overall"]["large_bytes"]],
+        "peak_rss_growth_ratio": round(growth["overall"]["large_bytes"] / growth["overall"]["small_bytes"], 3),
         "peak_rss_under_2GB": all(r["build"]["peak_rss_bytes"] < RSS_LIMIT_BYTES for r in runs.values()),
         "peak_rss_growth": growth,
         "memory_flat": growth["memory_flat"],
@@ -354,7 +385,8 @@ def run(quick: bool = False) -> dict[str, Any]:
                 [[ph, round(g["small_bytes"] / 2**20, 1), round(g["large_bytes"] / 2**20, 1),
                   round(g["growth_bytes"] / 2**20, 1), round(100 * g["growth_share"], 2), g["growth_bytes_per_leaf"]]
                  for ph, g in [*growth["phases"].items(), ("peak", growth["overall"])]])
-    print(f"memory_flat: {growth['memory_flat']} (tolerance {100 * growth['tolerance_share']:.0f} % a phase)")
+    print(f"memory_flat: {growth['memory_flat']} (tolerance {100 * growth['tolerance_share']:.0f} % a phase; lowest of "
+          f"{growth['builds_per_world']} builds a world; measured noise {100 * growth['noise_share']:.1f} %)")
     print(json.dumps({k: v for k, v in checks.items() if k != "peak_rss_growth"}, indent=1))
     if not quick:
         publish_results("hollywood_scale", payload)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,13 +36,59 @@ def render_sql(name: str, **params: object) -> str:
     return text
 
 
+#: state DBs whose schema this process made current: (path, schema) → the file's identity
+#: (device, inode, size, mtime) as this process last left it
+_READY: dict[tuple[str, str], tuple[int, ...]] = {}
+
+
+def _file_id(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _ready_key(path: Path, schema: str) -> tuple[str, str]:
+    return str(Path(path).resolve()), schema
+
+
 def init_state(path: Path, schema: str = "state_schema.sql") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with duckdb.connect(str(path)) as con:
-        con.execute(sql_text(schema))
-        if schema == "state_schema.sql":
-            migrate_entry_positions(con)
-            migrate_entries_key(con)
+    with connect(path, schema=schema):
+        pass
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, path: Path, schema: str = "state_schema.sql") -> None:
+    """Create ``sql/<schema>``'s tables and migrate an old state DB, on ``con`` (open on
+    ``path``) — once per process and file: the DDL and the migration checks cost ~0.1 s a
+    connection, and a build opens its state DB dozens of times. The file is trusted while it is
+    the one this process left (same device, inode, size and mtime: :func:`connect` notes them
+    when it closes) and has the schema's tables; anything else — another process wrote it, it
+    was replaced or deleted — is initialised again."""
+    key = _ready_key(path, schema)
+    if _READY.get(key) == _file_id(path) and _has_tables(con, schema):
+        return
+    con.execute(sql_text(schema))
+    if schema == "state_schema.sql":
+        migrate_entry_positions(con)
+        migrate_entries_key(con)
+    ident = _file_id(path)
+    if ident is not None:
+        _READY[key] = ident
+
+
+@functools.lru_cache(maxsize=None)
+def _schema_tables(schema: str) -> frozenset[str]:
+    return frozenset(m.lower() for m in re.findall(r"CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+\"?(\w+)",
+                                                   sql_text(schema), re.I))
+
+
+def _has_tables(con: duckdb.DuckDBPyConnection, schema: str) -> bool:
+    want = _schema_tables(schema)
+    have = {r[0].lower() for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema()").fetchall()}
+    return bool(want) and want <= have
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
@@ -120,20 +169,43 @@ BULK_MEMORY_LIMIT = "512MiB"
 
 
 @contextlib.contextmanager
-def memory_limit(con: duckdb.DuckDBPyConnection, limit: str | None = BULK_MEMORY_LIMIT) -> Iterator[None]:
-    """DuckDB's ``memory_limit`` of ``con``'s database set to ``limit`` inside the block (None:
-    left as it is), the previous value restored after it."""
-    if limit is None:
+def _setting(con: duckdb.DuckDBPyConnection, name: str, value: str | None) -> Iterator[None]:
+    """DuckDB setting ``name`` of ``con``'s database set to ``value`` (an SQL literal) inside the
+    block (None: left as it is), the previous value restored after it: the default again if it
+    was the default (its shown value may be rounded), else that value."""
+    if value is None:
         yield
         return
-    before = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    con.execute(f"SET memory_limit = '{limit}'")
+    before = con.execute(f"SELECT current_setting('{name}')").fetchall()[0][0]
+    con.execute(f"SET {name} = {value}")
     try:
         yield
-    finally:  # the default again if it was the default (its shown value is rounded), else that value
-        con.execute("RESET memory_limit")
-        if con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != before:
-            con.execute(f"SET memory_limit = '{before}'")
+    finally:
+        con.execute(f"RESET {name}")
+        if con.execute(f"SELECT current_setting('{name}')").fetchall()[0][0] != before:
+            con.execute(f"SET {name} = '{before}'")
+
+
+def memory_limit(con: duckdb.DuckDBPyConnection, limit: str | None = BULK_MEMORY_LIMIT
+                 ) -> contextlib.AbstractContextManager[None]:
+    """DuckDB's ``memory_limit`` of ``con``'s database set to ``limit`` inside the block (None:
+    left as it is), the previous value restored after it."""
+    return _setting(con, "memory_limit", None if limit is None else f"'{limit}'")
+
+
+def coordinator_threads(workers: int, cpus: int | None = None) -> int:
+    """DuckDB threads for the coordinator while ``workers`` local worker processes compute: the
+    cores they leave (at least 1). On 2 cores with 2 workers DuckDB's default of one thread per
+    core makes the entries inserts and their checkpoints cost more CPU than one thread, for no
+    gain in wall time (issue 18; the measurement is in docs/checks-benchmark.md)."""
+    cores = (os.cpu_count() or 1) if cpus is None else cpus
+    return max(1, cores - max(0, int(workers)))
+
+
+def thread_limit(con: duckdb.DuckDBPyConnection, threads: int | None) -> contextlib.AbstractContextManager[None]:
+    """DuckDB's ``threads`` of ``con``'s database set to ``threads`` inside the block (None: left
+    as it is), the previous value restored after it (as :func:`memory_limit`)."""
+    return _setting(con, "threads", None if threads is None else str(max(1, int(threads))))
 
 
 @contextlib.contextmanager
@@ -164,9 +236,18 @@ def connect(path: Path, read_only: bool = False,
     """A connection to a state DB (its schema, ``sql/<schema>``, created on first use): the
     subtitle flow's by default, the Hollywood flow's with ``schema="pd_schema.sql"``."""
     if not read_only:
-        init_state(path, schema)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(path), read_only=read_only)
     try:
+        if not read_only:
+            ensure_schema(con, path, schema)
         yield con
     finally:
         con.close()
+        key = _ready_key(path, schema)
+        if not read_only and key in _READY:  # the file as this process leaves it: still current
+            ident = _file_id(path)
+            if ident is None:
+                _READY.pop(key, None)
+            else:
+                _READY[key] = ident

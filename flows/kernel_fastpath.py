@@ -144,21 +144,38 @@ def release_intact(path: str | None) -> bool:
     return True
 
 
-def fingerprint(settings: Settings, env: Any) -> tuple[str | None, str]:
-    """(the build fingerprint, "") or (None, why there is none)."""
-    material, why = fingerprint_material(settings, env)
+def fingerprint(settings: Settings, env: Any, expect: dict[str, Any] | None = None) -> tuple[str | None, str]:
+    """(the build fingerprint, "") or (None, why there is none); ``expect``: see
+    :func:`fingerprint_material`."""
+    material, why = fingerprint_material(settings, env, expect)
     if material is None:
         return None, why
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest(), ""
 
 
-def fingerprint_material(settings: Settings, env: Any) -> tuple[dict[str, Any] | None, str]:
-    """What the build fingerprint hashes, or (None, why there is none)."""
+def _as_recorded(value: Any) -> Any:
+    """``value`` as the record holds it (JSON, ``default=str``)."""
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def fingerprint_material(settings: Settings, env: Any,
+                         expect: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str]:
+    """What the build fingerprint hashes, or (None, why there is none). With ``expect`` (the
+    last build's recorded material) the cheap parts — inputs, code, config — are compared first
+    and a difference ends it there, (None, "changed"), before the state DB's digests are read:
+    a material that differs in one key has another fingerprint anyway."""
     if any(k.startswith("CINESUB_FAULT_") for k in os.environ):  # a test hook wants the build to run
         return None, "fault_hook"
     inputs = env.rebuild_inputs()
     if inputs is None or settings.raw_store_url:  # a remote raw store: its listing is not read here
         return None, "inputs_unknown"
+    cheap: dict[str, Any] = {"version": FASTPATH_VERSION, "code_version": __version__, "inputs": inputs,
+                             "config": settings.config_hash()}
+    if expect is not None and any(_as_recorded(v) != expect.get(k) for k, v in cheap.items()):
+        return None, "changed"
+    cheap["code"] = code_digest()
+    if expect is not None and cheap["code"] != expect.get("code"):
+        return None, "changed"
     state = state_material(settings.state_db)
     if state is None:
         return None, "no_state"
@@ -166,9 +183,7 @@ def fingerprint_material(settings: Settings, env: Any) -> tuple[dict[str, Any] |
     ttl = settings.providers.search_ttl_hours
     if ttl <= 0 or (oldest is not None and oldest < utcnow() - timedelta(hours=ttl)):
         return None, "search_expired"
-    material = {"version": FASTPATH_VERSION, "code_version": __version__, "code": code_digest(),
-                "config": settings.config_hash(), "inputs": inputs, "state": digests,
-                "raw": raw_listing(settings.home / "raw", shas)}
+    material = {**cheap, "state": digests, "raw": raw_listing(settings.home / "raw", shas)}
     return material, ""
 
 
@@ -207,7 +222,8 @@ def try_reuse(settings: Settings, env: Any, run_id: str) -> dict[str, Any] | Non
         rel = summary["release"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    fp, _ = fingerprint(settings, env)
+    expect = last.get("material")
+    fp, _ = fingerprint(settings, env, expect if isinstance(expect, dict) else None)
     if fp is None or fp != last.get("fingerprint") or not release_intact(rel.get("path")):
         return None
     # this build's own work: none; its data and release: the last build's

@@ -16,9 +16,13 @@
 -- order statistics, position p·(n−1): numpy's default "linear", Hyndman–Fan type 7); the
 -- median is quantile_cont(x, 0.5).
 
+-- The per-track relations (stat_covered, stat_track) are tables, computed once: each is read by
+-- several statistics (three, and stat_track_vs_ref twice), and as views every reader would scan
+-- and window all entries again. Rows in track_id order.
+
 -- Subtitle-interval coverage per track (duration audit, A.9.1): the length of the union of the
 -- entries' [start_ms, end_ms) intervals, overlaps counted once (validators.duration_audit.covered_ms).
-CREATE OR REPLACE TEMP VIEW stat_covered AS
+CREATE OR REPLACE TEMP TABLE stat_covered AS
 WITH iv AS (
     SELECT track_id, start_ms, end_ms,
            max(end_ms) OVER (PARTITION BY track_id ORDER BY start_ms, end_ms
@@ -32,10 +36,11 @@ WITH iv AS (
 )
 SELECT track_id, sum(block_ms)::BIGINT AS covered_ms
 FROM (SELECT track_id, block, max(end_ms) - min(start_ms) AS block_ms FROM blocks GROUP BY track_id, block)
-GROUP BY track_id;
+GROUP BY track_id
+ORDER BY track_id;
 
 -- One row per track of a release language, with what the tables below aggregate.
-CREATE OR REPLACE TEMP VIEW stat_track AS
+CREATE OR REPLACE TEMP TABLE stat_track AS
 SELECT t.track_id, t.imdb_id, t.language, l.ord AS lang_ord,
        coalesce(e.entries, 0)::BIGINT AS entries,
        k.input_tokens::BIGINT AS input_tokens,
@@ -48,7 +53,8 @@ JOIN stat_languages l ON l.language = t.language
 LEFT JOIN (SELECT track_id, count(*) AS entries FROM entries GROUP BY track_id) e ON e.track_id = t.track_id
 LEFT JOIN track_tokens k ON k.track_id = t.track_id
 LEFT JOIN stat_covered c ON c.track_id = t.track_id
-LEFT JOIN films f ON f.imdb_id = t.imdb_id;
+LEFT JOIN films f ON f.imdb_id = t.imdb_id
+ORDER BY t.track_id;
 
 -- Each track beside the reference-language track of the same film (ratios null without one).
 CREATE OR REPLACE TEMP VIEW stat_track_vs_ref AS

@@ -57,6 +57,7 @@ HTML from warehouse/templates/gate_report.html.j2).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -167,6 +168,7 @@ class ReleaseGate(TableChecks):
         self._film_rows: dict[int, list[tuple]] = {}  # id -> [(imdb, title, year, runtime, kim, csm)]
         self._table_digests: dict[str, dict[str, bytes]] = {}  # imdb -> section -> digest
         self._task_rows: dict[str, bytes] = {}  # imdb -> task_references digest (films with exactly one row)
+        self._capture: list[list] | None = None  # failures of the entity being checked (check_entity_outcome)
 
     # -- recording --------------------------------------------------------------------------
     def _fail(self, code: str, imdb_id: str | None, detail: str, source: str, into: list | None = None) -> None:
@@ -174,6 +176,8 @@ class ReleaseGate(TableChecks):
         if into is not None:
             into.append(f)
             return
+        if self._capture is not None:
+            self._capture.append([code, imdb_id, f.detail, source])
         self._counts[(f.check, code, source)] += 1
         if self._kept_per_code[code] < self.max_examples:
             self._kept_per_code[code] += 1
@@ -213,6 +217,47 @@ class ReleaseGate(TableChecks):
             self._entity_records.setdefault(fid, []).append(rec)
         else:
             self._entity_bad_ids += 1
+
+    def entity_settings(self) -> str:
+        """Everything besides the entity that :meth:`check_entity` reads, as canonical JSON: two
+        gates with equal settings give an entity the same outcome (the key of a cached outcome,
+        warehouse/gate_cache.py)."""
+        return json.dumps({"languages": list(self.languages), "countries": list(self.countries),
+                           "kept": sorted(self.kept_task_fields), "withheld": sorted(self.withheld_task_fields),
+                           "label_spaces": {c: list(v) for c, v in sorted(self.label_spaces.items())},
+                           "schema": self.schema}, sort_keys=True, ensure_ascii=False)
+
+    def check_entity_outcome(self, entity: dict) -> dict[str, Any]:
+        """:meth:`check_entity`, returning what it recorded — every failure it raised (before the
+        per-code example limit) and the film's small record — as JSON-serialisable data, so that
+        :meth:`replay_entity` records exactly the same later without checking the entity again."""
+        before = (self._entity_bad_ids, {fid: len(v) for fid, v in self._entity_records.items()})
+        self._capture = []
+        try:
+            self.check_entity(entity)
+            failures = self._capture
+        finally:
+            self._capture = None
+        fid = entity.get("id") if isinstance(entity, dict) else None
+        if self._entity_bad_ids != before[0]:
+            kind, rec = "bad_id", None
+        elif _is_int(fid) and len(self._entity_records.get(fid, ())) != before[1].get(fid, 0):
+            kind, rec = "record", [{"hex": v.hex()} if isinstance(v, bytes) else v
+                                   for v in self._entity_records[fid][-1]]
+        else:
+            kind, rec = "none", None
+        return {"failures": failures, "kind": kind, "id": fid if kind == "record" else None, "record": rec}
+
+    def replay_entity(self, outcome: Mapping[str, Any]) -> None:
+        """Record an outcome of :meth:`check_entity_outcome` as :meth:`check_entity` would have."""
+        self.n_entities += 1
+        for code, imdb_id, detail, source in outcome["failures"]:
+            self._fail(code, imdb_id, detail, source)
+        if outcome["kind"] == "bad_id":
+            self._entity_bad_ids += 1
+        elif outcome["kind"] == "record":
+            rec = tuple(bytes.fromhex(v["hex"]) if isinstance(v, dict) else v for v in outcome["record"])
+            self._entity_records.setdefault(int(outcome["id"]), []).append(rec)
 
     def _check_schema(self, entity: dict, imdb: str | None, src: str) -> None:
         subs = entity.get("subtitles") if self._entry.fast else None  # no fast path: validate all at once

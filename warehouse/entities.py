@@ -1,4 +1,4 @@
-"""The film entity of SPEC A11: one JSON object per film, streamed (entries queried per film).
+"""The film entity of SPEC A11: one JSON object per film, streamed (entries read per track).
 
 Field names are exactly those of SPEC A11 (schema: warehouse/film_entity.schema.json). Task
 references are the curated text (SPEC A10), and task fields dropped cohort-wide are null.
@@ -7,10 +7,11 @@ references are the curated text (SPEC A10), and task fields dropped cohort-wide 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import duckdb
+import polars as pl
 import pyarrow as pa
 
 from cinesub.settings import LANGUAGE_NAMES
@@ -18,7 +19,7 @@ from cinesub.settings import LANGUAGE_NAMES
 
 def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
                   countries: tuple[str, ...]) -> Iterator[dict[str, Any]]:
-    """Yield one SPEC A11 film object at a time (entries streamed per film)."""
+    """Yield one SPEC A11 film object at a time (entries read per track, :func:`_track_entries`)."""
     films = tables["films"].to_pylist()
     ratings: dict[str, list[dict]] = {}
     for r in tables["ratings"].to_pylist():
@@ -33,7 +34,7 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
     tracks: dict[str, list[dict]] = {}
     for t in tables["tracks"].to_pylist():
         tracks.setdefault(t["imdb_id"], []).append(t)
-    con.register("rel_entries", tables["entries"])
+    entries_of = _track_entries(tables["entries"])
     order = {c: i for i, c in enumerate(countries)}
     # SPEC A10: cleaned task references, and only the task fields complete across the cohort
     curated = {(i, f): c for i, f, c in con.execute("SELECT imdb_id, field, clean FROM curation").fetchall()}
@@ -59,11 +60,7 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
         cast = imdb.get("cast") or []
         subtitles = []
         for t in sorted(tracks.get(film["imdb_id"], []), key=lambda t: t["language"]):
-            rows = con.execute(
-                """SELECT "index", timeframe, content FROM rel_entries
-                   WHERE track_id = ? ORDER BY start_ms, "index" """,
-                [t["track_id"]],
-            ).fetchall()
+            rows = entries_of(t["track_id"])
             subtitles.append({
                 "language": f"{LANGUAGE_NAMES.get(t['language'], t['language'])} ({t['language']})",
                 "downloadCount": t["download_count"],
@@ -108,4 +105,34 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
             },
             "subtitles": subtitles,
         }
-    con.unregister("rel_entries")
+
+
+def _track_entries(entries: pa.Table) -> Callable[[str], list[tuple[int, str, str]]]:
+    """``track_id -> [(index, timeframe, content)]`` in release order (start_ms, then index; ties
+    in the table's order, as warehouse/tokens.py formats the counted text), reading one track's
+    rows at a time. The release's entries table holds each track's rows together (sorted by film,
+    language, start_ms, position): a track is a zero-copy slice, sorted alone; a table where a
+    track's rows are not contiguous is filtered per track instead (same rows, same order)."""
+    cols = entries.select(["track_id", "index", "timeframe", "content", "start_ms"])
+    runs = pl.Series("track_id", cols.column("track_id").combine_chunks()).rle().struct.unnest()
+    ids = runs["value"].to_list()
+    spans: dict[str, tuple[int, int]] | None = {}
+    offset = 0
+    for tid, n in zip(ids, runs["len"].to_list()):
+        if tid in spans:
+            spans = None
+            break
+        spans[tid] = (offset, n)
+        offset += n
+    frame = None if spans is not None else pl.from_arrow(cols)
+
+    def rows(track_id: str) -> list[tuple[int, str, str]]:
+        if spans is not None:
+            start, n = spans.get(track_id, (0, 0))
+            part = pl.from_arrow(cols.slice(start, n))
+        else:
+            part = frame.filter(pl.col("track_id") == track_id)
+        assert isinstance(part, pl.DataFrame)
+        part = part.sort(["start_ms", "index"], maintain_order=True)
+        return list(zip(part["index"].to_list(), part["timeframe"].to_list(), part["content"].to_list()))
+    return rows

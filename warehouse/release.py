@@ -165,6 +165,7 @@ def publish(
     thresholds: Any = None,
     stage_stats: list[dict] | None = None,
     figure_cache: Path | None = None,
+    gate_cache: Path | None = None,
 ) -> dict[str, Any]:
     """Write a new release if the data changed; return {version, path, new, kind, counts}.
 
@@ -176,16 +177,18 @@ def publish(
     (``stage_stats`` → ``stats/stages.parquet``, never part of the "data changed" decision),
     Croissant, card, manifest → atomic rename and the ``latest`` pointer (warehouse/publish.py).
     The statistics reuse the state's ``token_counts``; ``figure_cache``: the statistics page's
-    figure cache (warehouse/stats_page.py, docs/rebuilds.md).
+    figure cache (warehouse/stats_page.py, docs/rebuilds.md); ``gate_cache``: the gate's cached
+    entity verdicts (warehouse/gate_cache.py).
     """
     from validators.release_gate import ReleaseGate, load_schema
     from warehouse.croissant import write_croissant
     from warehouse.diff import change_kind_from_tables
     from warehouse.entities import film_entities
+    from warehouse.gate_cache import EntityGateCache
     from warehouse.gate_report import write_gate_report
     from warehouse.hf_card import render_card
     from warehouse.registry import assign_and_record_splits, assign_ids, seed_from_published
-    from warehouse.stats import compute_stats, write_stats
+    from warehouse.stats import ENTITY_STAT_FIELDS, compute_stats, write_stats
     from warehouse.stats_page import render_stats_page
 
     rs = release_settings or ReleaseSettings()
@@ -227,11 +230,15 @@ def publish(
         gate = ReleaseGate(languages=tuple(languages), countries=tuple(countries),
                            kept_task_fields=set(kept_task_fields), previous_ids=_previous_ids(prev_dir),
                            schema=schema, withheld_task_fields=withheld_task_fields)
+        checker = EntityGateCache(gate, gate_cache)
         n_entities = 0
+        for_stats = []  # the entity fields the statistics read (warehouse/stats.py entity_tables)
         with open(writer.add("films.jsonl"), "w", encoding="utf-8") as fh:
             for entity in film_entities(state_con, tables, countries):
-                gate.check_entity(entity)
-                fh.write(json.dumps(entity, ensure_ascii=False, sort_keys=False) + "\n")
+                line = json.dumps(entity, ensure_ascii=False, sort_keys=False)
+                checker.check(entity, line)
+                fh.write(line + "\n")
+                for_stats.append({k: entity[k] for k in ENTITY_STAT_FIELDS if k in entity})
                 n_entities += 1
         gate.check_tables(public)
         if not gate.passed():
@@ -244,7 +251,7 @@ def publish(
 
         known_tokens = dict(state_con.execute(  # the cohort stage's counts (sql/state_schema.sql token_counts)
             "SELECT text_sha256, n_tokens FROM token_counts WHERE encoding = ?", [rs.tokenizer]).fetchall())
-        stats = compute_stats(public, tmp / "films.jsonl", languages=tuple(languages), tokenizer=rs.tokenizer,
+        stats = compute_stats(public, for_stats, languages=tuple(languages), tokenizer=rs.tokenizer,
                               thresholds=thresholds, known_tokens=known_tokens)
         for rel_name, p in sorted(write_stats(stats, tmp).items()):
             writer.add(rel_name, rows=pq.read_metadata(p).num_rows if p.suffix == ".parquet" else None)

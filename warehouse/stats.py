@@ -71,6 +71,9 @@ PERCENTILE_METHOD = ("DuckDB quantile_cont: linear interpolation between the nea
 WORD_METHOD = "whitespace-separated tokens: len(text.split()) in Python (Unicode whitespace); null fields skipped"
 PROMPT_FORMAT = ("per track, the JSON array of its entries as in films.jsonl subtitles[].entries: "
                  "[{\"index\", \"timeframe\", \"content\"}] in start_ms, index order, json.dumps(ensure_ascii=False)")
+#: The film-entity fields :func:`entity_tables` reads (a release passes only these, taken from
+#: the entities as it writes them, instead of reading films.jsonl back).
+ENTITY_STAT_FIELDS: tuple[str, ...] = ("id", *REFERENCE_FIELDS, "genres")
 STATS_DIR = "stats"
 JSON_NAME = "statistics.json"
 

@@ -57,8 +57,9 @@ from cinesub.sample.tracks import (
     Unit,
     corrupt_utf8,
     header,
+    headers as srt_headers,
     layout,
-    reading_ms,
+    reading_durations,
     render_srt,
     ts,
 )
@@ -272,7 +273,7 @@ class _World:
             texts = [t for t, _ in lead] + [u.text(text_lang) for u in units] + [t for t, _ in trail]
             n = len(texts)
             off = len(lead)
-            durs = [reading_ms(rng, t) for t in texts]
+            durs = reading_durations(rng, texts)
             runtime_ms = film.runtime_min * MIN
             first_start = rng.randint(60_000, 180_000)
             last_end = int(runtime_ms * rng.uniform(0.88, 0.96))
@@ -298,7 +299,7 @@ class _World:
             elif boundary == "block_14m59":
                 fixed_durs[mid] = BOUNDARY_MS
             starts, ends = layout(rng, durs, first_start, last_end, fixed_gaps, fixed_durs)
-            headers = [header(s, e) for s, e in zip(starts, ends, strict=True)]
+            headers = srt_headers(starts, ends)
             broken: list[int] = []
             if layer == "chronology":
                 ends[mid] = starts[mid] - rng.randint(800, 4000)
@@ -391,7 +392,7 @@ class _World:
         count = max(1, (min(slot) if slot else 100) // (2 if joinable else 3))
         fids = [self.file_id(rng), self.file_id(rng)]
         texts = [u.text(lang) for u in film.dialogue]
-        durs = [reading_ms(rng, t) for t in texts]
+        durs = reading_durations(rng, texts)
         runtime_ms = film.runtime_min * MIN
         starts, ends = layout(rng, durs, rng.randint(60_000, 120_000), int(runtime_ms * 0.93), {}, {})
         mid = len(texts) // 2
@@ -406,7 +407,7 @@ class _World:
         rel = Path(MULTIPART_DIR) / film.imdb_id / lang
         parts = []
         for n, (fid, (st, en, tx)) in enumerate(zip(fids, halves, strict=True), start=1):
-            text, _ = render_srt([header(a, b) for a, b in zip(st, en, strict=True)], tx, "crlf")
+            text, _ = render_srt(srt_headers(st, en), tx, "crlf")
             raw = text.encode("utf-8")
             path = self.out / rel / f"{fid}.srt"
             path.parent.mkdir(parents=True, exist_ok=True)

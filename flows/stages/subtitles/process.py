@@ -3,7 +3,8 @@ needs (validators/candidate.py, in worker processes, jobs of ``Settings.process_
 candidates), then write tracks, entries, flags and the sanitization log -- one transaction per
 batch, rows of reprocessed tracks deleted by the batch's set of track ids, entries inserted as
 one Arrow table (``entries`` has no key index: a track's rows are unique by this construction,
-sql/state_schema.sql), under DuckDB's ``cinesub.state.BULK_MEMORY_LIMIT`` -- and recompute the
+sql/state_schema.sql), under DuckDB's ``cinesub.state.BULK_MEMORY_LIMIT`` and on the DuckDB threads the
+workers leave (``cinesub.state.coordinator_threads``) -- and recompute the
 selection per film and language. A crash keeps every committed batch; ``ctx.item_done`` is called
 per track once its batch is committed.
 
@@ -30,7 +31,7 @@ from rich.progress import Progress
 from cinesub.rawstore import RawStore, read_blob
 from cinesub.records import utcnow
 from cinesub.settings import Thresholds
-from cinesub.state import memory_limit
+from cinesub.state import coordinator_threads, memory_limit, thread_limit
 from flows.items import LocalItemRunner
 from flows.kernel_context import RunContext, Stage
 from cinesub.bulk import insert_arrow
@@ -123,7 +124,11 @@ class ProcessStage(Stage):
         if jobs:
             # workers (local processes or Dask) compute; this process alone writes the state DB
             items = ctx.items if ctx.items is not None else LocalItemRunner(ctx.settings.workers)
-            with memory_limit(con), Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+            # the coordinator's DuckDB gets the cores local workers leave (cinesub.state); workers
+            # elsewhere (Dask) leave it as it is
+            threads = coordinator_threads(ctx.settings.workers) if isinstance(items, LocalItemRunner) else None
+            with memory_limit(con), thread_limit(con, threads), \
+                    Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
                 bar = progress.add_task(f"processing {len(tracks)} tracks", total=len(tracks))
                 retry: list[tuple] = []
                 for result in items.map(_work, jobs, _work_failed):  # a poison item is one rejection

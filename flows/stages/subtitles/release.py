@@ -50,6 +50,7 @@ class ReleaseStage(Stage):
                 thresholds=ctx.settings.thresholds,
                 stage_stats=stage_stats_rows(con, ctx.run_id, ctx.flow),
                 figure_cache=ctx.settings.home / "cache" / "figures",
+                gate_cache=ctx.settings.home / "cache" / "release-gate",
             )
         except ReleaseBlocked as exc:
             return {"blocked": True, "incomplete": True, "gate_report": str(exc.report),
