@@ -323,7 +323,7 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
     import duckdb
 
     from cinesub.settings import Thresholds
-    from cinesub.state import coordinator_threads, entry_key_duplicates, init_state, memory_limit, thread_limit
+    from cinesub.state import checkpoint, coordinator_threads, entry_key_duplicates, init_state, memory_limit, thread_limit
     from flows.items import LocalItemRunner
     from flows.stages.subtitles import process as P
     from warehouse.publish import write_query_parquet
@@ -354,6 +354,7 @@ def run_pass(tracks: list[dict[str, Any]], store, workdir: Path, workers: int, b
                         found[key] = (sorted(out.reasons), out.status,
                                       int((out.sanitization["action"] == "removed").sum()) if out.sanitization is not None else -1,
                                       int((out.sanitization["action"] == "modified").sum()) if out.sanitization is not None else -1)
+                checkpoint(con)  # as the stage: the pass's rows into the file before the limit goes
             t_pass, c_pass = time.perf_counter(), time.process_time()
             sampler._poll()
             rss_pass, workers_cpu = dict(sampler.summary()), sampler.worker_cpu_s()

@@ -40,3 +40,24 @@ def test_thread_limit_none_leaves_it():
     with thread_limit(con, None):
         assert _threads(con) == 2
     assert _threads(con) == 2
+
+
+def test_checkpoint_writes_the_logged_rows_into_the_file_and_never_raises(tmp_path):
+    import duckdb
+
+    from cinesub.state import checkpoint
+
+    db = tmp_path / "x.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("SET checkpoint_threshold = '1GB'")  # no automatic checkpoint: the rows stay in the log
+    con.execute("CREATE TABLE t AS SELECT range AS i, repeat('x', 50) AS s FROM range(200000)")
+    wal = tmp_path / "x.duckdb.wal"
+    assert wal.exists() and wal.stat().st_size > 0
+    checkpoint(con)
+    assert not wal.exists() or wal.stat().st_size == 0
+    other = duckdb.connect(str(db))  # a transaction open on the file: DuckDB refuses, memory only
+    con.execute("BEGIN")
+    con.execute("INSERT INTO t VALUES (1, 'y')")
+    checkpoint(other)
+    con.execute("COMMIT")
+    assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 200001

@@ -31,7 +31,7 @@ from cinesub.rawstore import RawStore
 from cinesub.settings import Settings
 from flows.env import file_digest  # noqa: F401  (the stages' input-file digest)
 from flows.kernel_context import RunContext, Stage
-from cinesub.state import connect, init_state
+from cinesub.state import checkpoint, connect, init_state
 
 #: bump when the meaning of the Hollywood state tables changes (reruns every stage)
 PD_SCHEMA_VERSION = "1"
@@ -203,13 +203,8 @@ def copy_select(con: duckdb.DuckDBPyConnection, table: str, query: str | None, w
     return n
 
 
-def flush_rows(con: duckdb.DuckDBPyConnection) -> None:
-    """Write the committed rows into the DB file (outside a transaction): DuckDB keeps committed
-    rows in memory, with the write-ahead log, until a checkpoint, so without one a stage's memory
-    grows with the rows it wrote (issue 17). A checkpoint DuckDB cannot take now (another
-    transaction open on the file) changes nothing but memory: the rows are safe in the log."""
-    with contextlib.suppress(duckdb.Error):
-        con.execute("CHECKPOINT")
+#: a stage's committed rows written into the DB file (cinesub.state.checkpoint)
+flush_rows = checkpoint
 
 
 def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[dict[str, Any]]) -> int:
