@@ -7,8 +7,8 @@ gate's settings. A rebuild after a few tracks changed publishes mostly the same 
 lines, so the outcome of checking a line — the failures it raised and the small record the
 cross-checks need — is kept under ``CINESUB_HOME/cache/release-gate/`` by the sha256 of
 
-* the code: this module, validators/release_gate.py, validators/release_gate_rules.py and the
-  jsonschema version;
+* the code: this module, validators/release_gate.py, validators/release_gate_rules.py,
+  validators/release_gate_tables.py (the gate's base class) and the jsonschema version;
 * the gate's settings (``ReleaseGate.entity_settings``: languages, countries, kept and withheld
   task fields, rating label spaces, the JSON Schema);
 * the line's exact bytes (the entity as published; film_entities builds it from JSON and Arrow
@@ -33,7 +33,7 @@ from cinesub.tmpfiles import write_text_atomic
 
 _HERE = Path(__file__).resolve().parent
 _CODE = (_HERE / "gate_cache.py", _HERE.parent / "validators" / "release_gate.py",
-         _HERE.parent / "validators" / "release_gate_rules.py")
+         _HERE.parent / "validators" / "release_gate_rules.py", _HERE.parent / "validators" / "release_gate_tables.py")
 
 
 def code_digest() -> str:
