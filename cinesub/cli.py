@@ -120,11 +120,12 @@ def build(
                 _print_summary(summary, lambda s: f"nothing changed since build {s['reused_build']}: its release "
                                f"and summary stand (build {s['run_id']}: reused, no stage ran)\n" + format_summary(s))
             return
-        from flows.build import build_cinesub, format_summary
+        from flows.build import build_cinesub, cli_run_settings, format_summary
 
-        summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
-                                sample_seed=seed, n_films=films, force=force, faults=faults,
-                                runner=runner, dask_address=dask_address, refresh_search=refresh_search)
+        with cli_run_settings(sample):
+            summary = build_cinesub(sample=sample, config=str(config) if config else None, home=str(h),
+                                    sample_seed=seed, n_films=films, force=force, faults=faults,
+                                    runner=runner, dask_address=dask_address, refresh_search=refresh_search)
     paused = summary.get("status") == "paused"
     blocked = summary.get("status") == "blocked"
     if as_json:

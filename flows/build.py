@@ -15,6 +15,8 @@ Sample vs live is decided once, by the environment (flows/env/).
 from __future__ import annotations
 
 import json
+import os
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,21 @@ def build_cinesub(
 
     record(settings, env, summary)  # what the next build's "nothing changed" test compares
     return summary
+
+
+#: set in the environment (seconds), it keeps Prefect's flow-run heartbeats in a sample build
+HEARTBEAT_SETTING = "PREFECT_FLOWS_HEARTBEAT_FREQUENCY"
+
+
+def cli_run_settings(sample: bool) -> AbstractContextManager[Any]:
+    """The Prefect settings a ``cinesub build`` runs the flow under: a sample build sends no
+    flow-run heartbeats unless :data:`HEARTBEAT_SETTING` is set. The heartbeat thread is joined
+    when the flow ends, after its current one-second sleep (0–1 s of every build's wall time);
+    a sample build lasts seconds, and a killed one is recorded by the kernel (its ``runs`` row
+    becomes ``interrupted``). Live builds and deployment runs keep Prefect's heartbeats
+    (docs/rebuilds.md, "Fixed costs of a build")."""
+    if not sample or os.environ.get(HEARTBEAT_SETTING):
+        return nullcontext()
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})

@@ -11,6 +11,11 @@ Two session-wide savings, both opt-out (``ephemeral=True``, ``seed_world=False``
 * **each sample world generated once per test run** (shared by the xdist workers through a file
   lock) and copied into a fresh ``CINESUB_HOME/sample-world/seed<S>-n<N>``; the flow reuses a world
   whose marker exists, exactly as on a second build.
+
+Thread-safe: a test may drive several `cinesub` commands at once from threads (independent builds
+run side by side, :func:`run_parallel`). The one-time starts (the server, a world, a shared build)
+are locked, every command gets its own environment (nothing here writes ``os.environ``) and cwd,
+and each command's output files are claimed atomically.
 """
 
 from __future__ import annotations
@@ -21,7 +26,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 #: where the per-run caches live (set by tests/conftest.py to a folder shared by the xdist workers)
@@ -29,10 +38,19 @@ CACHE_ENV = "PYTEST_CINESUB_CACHE"
 #: the world marker the flows look for (flows/env/sample.py SAMPLE_GENERATOR_VERSION_FILE)
 WORLD_MARKER = "world.json"
 
-#: the session server's URL, kept in the environment so that the two names this module is imported
-#: under (``_cli_runner`` and ``tests._cli_runner``) share one server
-SERVER_ENV = "PYTEST_CINESUB_PREFECT_API_URL"
+#: the session server (tests/conftest.py makes ``tests._cli_runner`` and ``_cli_runner`` one module
+#: object, so both names share it): ``url``, ``home`` (its PREFECT_HOME) and ``cm`` once started
 _server: dict[str, object] = {}
+#: held while the session server starts (threads asking for its URL at once start one server)
+_server_lock = threading.Lock()
+#: one lock per key (a home's output files, a home's world copy) for the threads of this process
+_keyed_locks: dict[str, threading.Lock] = {}
+_keyed_locks_guard = threading.Lock()
+
+
+def _keyed_lock(key: str) -> threading.Lock:
+    with _keyed_locks_guard:
+        return _keyed_locks.setdefault(key, threading.Lock())
 
 
 def run_build(home: Path, *args: str, films: int = 20, timeout: int = 600, seed_world: bool = True,
@@ -60,8 +78,7 @@ def run_cli(home: Path, *args: str, timeout: int = 600, drop_env: tuple[str, ...
     """`cinesub ARGS` with CINESUB_HOME=home (variables in ``drop_env`` removed)."""
     env = cli_env(home, ephemeral=ephemeral, drop_env=drop_env, **extra_env)
     home.mkdir(parents=True, exist_ok=True)
-    n = len(list(home.parent.glob(f"{home.name}.*.out")))
-    out_path, err_path = home.parent / f"{home.name}.{n}.out", home.parent / f"{home.name}.{n}.err"
+    out_path, err_path = _output_files(home)
     cmd = [sys.executable, "-m", "cinesub.cli", *args]
     with open(out_path, "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=err, start_new_session=True)
@@ -75,52 +92,75 @@ def run_cli(home: Path, *args: str, timeout: int = 600, drop_env: tuple[str, ...
     return subprocess.CompletedProcess(cmd, rc, out_path.read_text(), err_path.read_text())
 
 
+def _output_files(home: Path) -> tuple[Path, Path]:
+    """The next free ``<home>.<n>.out``/``.err`` pair beside ``home``, created (claimed) under a
+    lock, so two threads running commands for one home never share a file."""
+    with _keyed_lock(f"out:{home}"):
+        n = len(list(home.parent.glob(f"{home.name}.*.out")))
+        out_path, err_path = home.parent / f"{home.name}.{n}.out", home.parent / f"{home.name}.{n}.err"
+        out_path.touch(exist_ok=False)
+        err_path.touch()
+    return out_path, err_path
+
+
+def run_parallel(*calls: Callable[[], Any]) -> list[Future]:
+    """Start each of ``calls`` (typically a chain of `cinesub` commands) in a thread of its own and
+    return their futures at once; ``future.result()`` waits and re-raises what the call raised."""
+    pool = ThreadPoolExecutor(max_workers=max(1, len(calls)), thread_name_prefix="cinesub-cli")
+    futures = [pool.submit(call) for call in calls]
+    pool.shutdown(wait=False)
+    return futures
+
+
 # -- the session Prefect server ---------------------------------------------------------------
 
 
 def prefect_api_url() -> str:
-    """The URL of this process's Prefect server, started (and health-checked) on first use."""
-    if os.environ.get(SERVER_ENV):
-        return os.environ[SERVER_ENV]
-    if "url" not in _server:
-        try:
-            from tests import prefect_harness as ph
-        except ImportError:  # tests/ itself on sys.path
-            import prefect_harness as ph  # type: ignore[no-redef]
+    """The URL of this process's Prefect server, started (and health-checked) on first use; threads
+    asking at once wait for the one start."""
+    with _server_lock:
+        if "url" not in _server:
+            _start_prefect_server()
+        return str(_server["url"])
 
-        root = _cache_dir() / f"prefect-server-{os.getpid()}"
-        root.mkdir(parents=True, exist_ok=True)
-        port = ph.free_port()
-        url = f"http://127.0.0.1:{port}/api"
-        env = ph.prefect_env(root / "prefect-home", url)
-        log = root / "server.log"
-        cm = ph.background([*ph.prefect_cli(), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                           env=env, cwd=REPO, log=log)
-        proc = cm.__enter__()
-        try:
-            ph.wait_healthy(url, proc, log, timeout=180)
-        except BaseException:
-            cm.__exit__(None, None, None)
-            raise
-        _server.update(url=url, cm=cm)
-        os.environ[SERVER_ENV] = url
-        os.environ[SERVER_ENV + "_HOME"] = str(root / "prefect-home")
-        atexit.register(stop_prefect_server)
-    return str(_server["url"])
+
+def _start_prefect_server() -> None:
+    """Start the session server (the caller holds ``_server_lock``)."""
+    try:
+        from tests import prefect_harness as ph
+    except ImportError:  # tests/ itself on sys.path
+        import prefect_harness as ph  # type: ignore[no-redef]
+
+    root = _cache_dir() / f"prefect-server-{os.getpid()}"
+    root.mkdir(parents=True, exist_ok=True)
+    port = ph.free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    env = ph.prefect_env(root / "prefect-home", url)
+    log = root / "server.log"
+    cm = ph.background([*ph.prefect_cli(), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                       env=env, cwd=REPO, log=log)
+    proc = cm.__enter__()
+    try:
+        ph.wait_healthy(url, proc, log, timeout=180)
+    except BaseException:
+        cm.__exit__(None, None, None)
+        raise
+    _server.update(url=url, home=root / "prefect-home", cm=cm)
+    atexit.register(stop_prefect_server)
 
 
 def prefect_server_home() -> Path | None:
     """The PREFECT_HOME of the session server (its SQLite database), once started."""
-    home = os.environ.get(SERVER_ENV + "_HOME")
-    return Path(home) if home else None
+    with _server_lock:
+        home = _server.get("home")
+    return Path(str(home)) if home else None
 
 
 def stop_prefect_server() -> None:
-    cm = _server.pop("cm", None)
-    if cm is not None:
+    with _server_lock:
+        cm = _server.pop("cm", None)
         _server.clear()
-        os.environ.pop(SERVER_ENV, None)
-        os.environ.pop(SERVER_ENV + "_HOME", None)
+    if cm is not None:
         cm.__exit__(None, None, None)  # type: ignore[attr-defined]
 
 
@@ -135,7 +175,7 @@ def _cache_dir() -> Path:
 
 def cached_sample_world(films: int = 20, seed: int = 7) -> Path:
     """The sample world ``seed<S>-n<N>``, generated once per test run (a file lock makes the xdist
-    workers share it)."""
+    workers, and the threads of one of them, share it: each acquire opens its own descriptor)."""
     from filelock import FileLock
 
     target = _cache_dir() / "worlds" / f"seed{seed}-n{films}"
@@ -155,11 +195,12 @@ def seed_sample_world(home: Path, films: int = 20, seed: int = 7) -> Path:
     """Give ``home`` a copy of the cached world (a real copy: nothing shares files with the cache);
     a home that already has that world keeps it."""
     dest = home / "sample-world" / f"seed{seed}-n{films}"
-    if not (dest / WORLD_MARKER).exists():
-        src = cached_sample_world(films, seed)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(src, dest)
+    with _keyed_lock(f"world:{dest}"):
+        if not (dest / WORLD_MARKER).exists():
+            src = cached_sample_world(films, seed)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(dest, ignore_errors=True)
+            shutil.copytree(src, dest)
     return dest
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from _cli_runner import run_build
+from _cli_runner import run_build, run_parallel
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -26,19 +26,58 @@ def _build(home: Path, *args: str, **extra_env: str) -> subprocess.CompletedProc
                      CINESUB_PROVIDERS__SUBDL_API_KEY=SUBDL_KEY, CINESUB_FIXTURE_QUOTA="60", **extra_env)
 
 
-@pytest.fixture(scope="module")
-def builds(tmp_path_factory):
-    root = tmp_path_factory.mktemp("faults")
-    clean = _build(root / "clean")
-    assert clean.returncode == 0, clean.stderr[-4000:]
-    faulty = root / "faulty"
+def _faulty_pair(faulty: Path) -> tuple:
+    """`--faults all` twice into one home: the first pauses on the quota, the second resumes."""
     first = _build(faulty, "--faults", "all")
     with duckdb.connect(str(faulty / "state.duckdb"), read_only=True) as con:
         blobs_at_pause = dict(((p, f), t) for p, f, t in con.execute(
             "SELECT provider, file_id, fetched_at FROM blobs").fetchall())
     blobs_at_pause["published"] = (faulty / "releases").exists()
     second = _build(faulty, "--faults", "all")
+    return first, second, blobs_at_pause
+
+
+def _killed_pair(home: Path) -> tuple:
+    """A build killed after 30 downloads, then the build that resumes it."""
+    crashed = _build(home, CINESUB_FAULT_CRASH_AFTER_DOWNLOADS="30")
+    before = None
+    if (home / "state.duckdb").exists():
+        with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
+            before = dict(((p, f), t) for p, f, t in con.execute(
+                "SELECT provider, file_id, fetched_at FROM blobs").fetchall())
+    resumed = _build(home)
+    return crashed, before, resumed
+
+
+@pytest.fixture(scope="module")
+def chains(request, tmp_path_factory):
+    """The module's build chains, started side by side (each in its own home, with its own fixture
+    servers: they share nothing), so that the fault builds' waits (429 ``Retry-After``, the answer
+    slower than the client's timeout, the quota reset) overlap the other builds' work. Only the
+    chains a selected test of this module asks for are started."""
+    root = tmp_path_factory.mktemp("faults")
+    wanted = {name for item in request.session.items if item.module is request.module
+              for name in item.fixturenames}
+    calls = {"clean": lambda: _build(root / "clean"), "faulty": lambda: _faulty_pair(root / "faulty"),
+             "killed": lambda: _killed_pair(root / "killed")}
+    names = [name for fixture, chain in (("builds", ("clean", "faulty")), ("killed", ("killed",)))
+             if fixture in wanted for name in chain]
+    return root, dict(zip(names, run_parallel(*(calls[n] for n in names))))
+
+
+@pytest.fixture(scope="module")
+def builds(chains):
+    root, futures = chains
+    clean = futures["clean"].result()
+    assert clean.returncode == 0, clean.stderr[-4000:]
+    first, second, blobs_at_pause = futures["faulty"].result()
     return root, clean, first, second, blobs_at_pause
+
+
+@pytest.fixture(scope="module")
+def killed(chains):
+    root, futures = chains
+    return root / "killed", *futures["killed"].result()
 
 
 def test_quota_stops_cleanly_then_resumes(builds):
@@ -117,14 +156,11 @@ def test_secrets_never_reach_outputs(builds):
     assert texts
 
 
-def test_killed_acquisition_resumes_without_repeating_downloads(tmp_path):
-    home = tmp_path / "home"
-    crashed = _build(home, CINESUB_FAULT_CRASH_AFTER_DOWNLOADS="30")
+def test_killed_acquisition_resumes_without_repeating_downloads(killed):
+    home, crashed, before, resumed = killed
     assert crashed.returncode != 0
-    with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
-        before = dict(((p, f), t) for p, f, t in con.execute("SELECT provider, file_id, fetched_at FROM blobs").fetchall())
+    assert before is not None, "the killed build left no state.duckdb"
     assert len(before) == 30
-    resumed = _build(home)
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     with duckdb.connect(str(home / "state.duckdb"), read_only=True) as con:
         after = dict(((p, f), t) for p, f, t in con.execute("SELECT provider, file_id, fetched_at FROM blobs").fetchall())

@@ -6,6 +6,8 @@ or memory assertions (those are the benchmark's figures, benchmarks/results/holl
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import bench_hollywood_scale as B
 from cinesub.sample.variety_scale import generate_scale_world, issue_dates, kept_leaves
 
@@ -75,3 +77,21 @@ def test_memory_growth_counts_each_world_by_its_lowest_peak_and_reports_the_nois
     # a repeat that is as high still fails: the lowest peak is what counts, not the mean
     big["repeats"] = [{"peak_rss_bytes": 106_000, "phase_peak_rss_bytes": {"filter": 85_000, "aggregate": 106_000}}]
     assert not B.memory_growth(small, big, tolerance=0.02)["memory_flat"]
+
+
+def _fake_worker(read: int, spans: list):
+    def worker(host, home, first, last):
+        spans.append((first, last))
+        return {"stats": {"discover": {"items": read}, "images": {"kept_pages": 0}}, "peak_rss_bytes": 1,
+                "phase_peak_rss_bytes": {}}
+    return worker
+
+
+def test_a_world_past_one_year_is_read_over_its_whole_span(tmp_path):
+    # 53 weekly issues from 1934-01-03 end in 1935: every build asks for both years, and a build
+    # that read fewer items than the world holds is an error, not a figure
+    spans: list = []
+    res = B.measure(53, 2, 0.5, tmp_path / "a", worker=_fake_worker(53, spans), repeats=1)
+    assert spans == [("1934-01-01", "1935-12-31")] * 2 and res["leaves"] == 106
+    with pytest.raises(RuntimeError, match="discover read 52 items"):
+        B.measure(53, 2, 0.5, tmp_path / "b", worker=_fake_worker(52, []))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _cli_runner import prefect_api_url, run_build, run_cli, sample20_build
+from _cli_runner import prefect_api_url, run_build, run_cli, run_parallel, sample20_build
 
 
 
@@ -46,10 +46,14 @@ def test_dask_runner_yields_every_result_with_poison_and_killer_jobs(monkeypatch
     assert runner._runner is None  # closed: the local cluster is gone
 
 
-def test_unreachable_scheduler_is_a_typed_error():
+def test_unreachable_scheduler_is_a_typed_error(monkeypatch):
     from cinesub.errors import DaskUnreachable, ExitCode
+    from flows import items
     from flows.items import DaskItemRunner
 
+    # nothing listens on port 9: every connect is refused at once, and the client keeps trying
+    # until its connect timeout (20 s by default); the typed error, not the wait, is the point
+    monkeypatch.setattr(items, "CONNECT_TIMEOUT_S", 2)
     runner = DaskItemRunner(address="tcp://127.0.0.1:9", workers=1)
     with pytest.raises(DaskUnreachable) as err:
         list(runner.map(_job, [1], _failed))
@@ -72,9 +76,11 @@ def _data_files(release: Path) -> dict[str, bytes]:
 
 
 def test_dask_build_publishes_the_same_data_files_as_a_local_build(tmp_path):
-    local_home, local_summary = sample20_build()  # the local runner (default), shared and read only
+    # the local runner (default), shared and read only; built (if no module has yet) beside the dask build
+    [shared] = run_parallel(sample20_build)
     home = tmp_path / "home"
     proc = run_build(home, "--runner", "dask", films=20, timeout=900, CINESUB_EXECUTION__DASK_WORKERS="2")
+    local_home, local_summary = shared.result()
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
     summary = json.loads(proc.stdout)
     local_release = (local_home / "releases" / "latest").resolve()
@@ -99,9 +105,10 @@ def test_dask_hollywood_build_reads_pages_on_the_cluster_and_publishes_the_same_
     """Issue 17 point 5: page OCR (Tesseract in discover), the page filter and both extractors
     (OCR rules, Gemini against the loopback fixture) are item jobs; on a LocalCluster of two
     workers the Hollywood release's data files are byte-identical to an in-process build's."""
-    local = _hollywood(tmp_path / "local", CINESUB_WORKERS="1")
-    dask = _hollywood(tmp_path / "dask", "--runner", "dask", CINESUB_EXECUTION__DASK_WORKERS="2",
-                      CINESUB_EXECUTION__BATCH_SIZE="1")
+    local, dask = (f.result() for f in run_parallel(  # two homes, nothing shared: side by side
+        lambda: _hollywood(tmp_path / "local", CINESUB_WORKERS="1"),
+        lambda: _hollywood(tmp_path / "dask", "--runner", "dask", CINESUB_EXECUTION__DASK_WORKERS="2",
+                           CINESUB_EXECUTION__BATCH_SIZE="1")))
     lrel, drel = Path(local["release"]["path"]), Path(dask["release"]["path"])
     lfiles, dfiles = _data_files(lrel), _data_files(drel)
     assert "collection.parquet" in lfiles and sorted(dfiles) == sorted(lfiles)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from _cli_runner import run_build, sample20_build
+from _cli_runner import run_build, run_parallel, sample20_build
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -20,6 +20,9 @@ def _build(home: Path, **extra_env: str) -> subprocess.CompletedProcess:
 
 
 def test_crash_then_resume(tmp_path):
+    # an uninterrupted build of the same world (shared, read only), built beside this one when no
+    # module has built it yet (its own home and Prefect server: nothing shared with the crash)
+    [uninterrupted] = run_parallel(sample20_build)
     home = tmp_path / "home"
     # batches of 5 tracks, one transaction each: the crash after 25 commits keeps 5 whole batches
     crashed = _build(home, CINESUB_FAULT_CRASH_AFTER_TRACKS="25", CINESUB_PROCESS_BATCH_TRACKS="5")
@@ -51,7 +54,7 @@ def test_crash_then_resume(tmp_path):
     assert {k: tracks_after[k] for k in tracks_before} == tracks_before
     assert len(blobs_after) > done_blobs
 
-    _, clean = sample20_build()  # an uninterrupted build of the same world (shared, read only)
+    _, clean = uninterrupted.result()
     for key in ("films", "tracks", "entries", "funnel", "flags_by_layer"):
         assert summary[key] == clean[key], key
     a = Path(summary["release"]["path"])

@@ -2,13 +2,20 @@
 
 Field names are exactly those of SPEC A11 (schema: warehouse/film_entity.schema.json). Task
 references are the curated text (SPEC A10), and task fields dropped cohort-wide are null.
+
+Each entity is built from its film's :class:`FilmInputs` (the film's rows of the release tables
+and of the curation lookups) plus the cohort-wide values of :class:`EntitySource` and the film's
+tracks' entries, nothing else: :meth:`EntitySource.key` digests exactly these, which is what the
+entity-line cache (warehouse/entity_cache.py, docs/rebuilds.md) keys on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import duckdb
 import polars as pl
@@ -17,56 +24,109 @@ import pyarrow as pa
 from cinesub.settings import LANGUAGE_NAMES
 
 
-def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
-                  countries: tuple[str, ...]) -> Iterator[dict[str, Any]]:
-    """Yield one SPEC A11 film object at a time (entries read per track, :func:`_track_entries`)."""
-    films = tables["films"].to_pylist()
-    ratings: dict[str, list[dict]] = {}
-    for r in tables["ratings"].to_pylist():
-        ratings.setdefault(r["imdb_id"], []).append(r)
-    safety: dict[str, dict] = {}
-    for r in tables["language_safety"].to_pylist():
-        safety.setdefault(r["imdb_id"], {})[r["category"]] = {
-            "occurrenceCount": r["occurrence_count"],
-            "evidenceLineCount": r["evidence_line_count"],
-            "evidenceSubtitleIndices": json.loads(r["evidence_indices"]),
-        }
-    tracks: dict[str, list[dict]] = {}
-    for t in tables["tracks"].to_pylist():
-        tracks.setdefault(t["imdb_id"], []).append(t)
-    entries_of = _track_entries(tables["entries"])
-    order = {c: i for i, c in enumerate(countries)}
-    # SPEC A10: cleaned task references, and only the task fields complete across the cohort
-    curated = {(i, f): c for i, f, c in con.execute("SELECT imdb_id, field, clean FROM curation").fetchall()}
-    kept = {f: k for f, k in con.execute("SELECT field, kept FROM task_fields").fetchall()}
-    # genres in the core genre space (film_genres; the raw genres stay beside them in the state DB
-    # and in task_references.raw_genres), and curator-supplied values where the sources had none
-    core = {i: g for i, g in con.execute(
-        """SELECT imdb_id, list_sort(list_distinct(flatten(list(core_genres)))) FROM film_genres
-           GROUP BY imdb_id""").fetchall()}
-    filled = {(i, f): json.loads(v) for i, f, v in con.execute(
-        "SELECT imdb_id, field, CAST(value AS VARCHAR) FROM task_gaps WHERE status = 'filled'").fetchall()}
+def entity_line(entity: dict[str, Any]) -> str:
+    """The entity's ``films.jsonl`` line (without its newline)."""
+    return json.dumps(entity, ensure_ascii=False, sort_keys=False)
 
-    def task(field: str, value: Any, imdb_id: str | None = None) -> Any:
-        if not kept.get(field, True):
-            return None
-        if imdb_id is not None and (imdb_id, field) in filled:
-            return filled[(imdb_id, field)]
-        return value
-    for film in films:
+
+class FilmInputs(NamedTuple):
+    """Everything of one film an entity is built from (besides its tracks' entries)."""
+
+    film: dict[str, Any]
+    ratings: list[dict[str, Any]]
+    safety: list[dict[str, Any]]
+    tracks: list[dict[str, Any]]  # in language order
+    curated: dict[str, Any]  # field -> clean text
+    filled: dict[str, Any]  # field -> curator-supplied value
+    core: tuple[bool, Any]  # (has core genres, the genres)
+
+
+class EntitySource:
+    """The release's entities, one film at a time: :meth:`films` the films' inputs in release
+    order, :meth:`entity` the SPEC A11 object of one, :meth:`key` the digest of everything it is
+    built from."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], countries: tuple[str, ...]):
+        self._films = tables["films"].to_pylist()
+        self._ratings: dict[str, list[dict]] = {}
+        for r in tables["ratings"].to_pylist():
+            self._ratings.setdefault(r["imdb_id"], []).append(r)
+        self._safety: dict[str, list[dict]] = {}
+        for r in tables["language_safety"].to_pylist():
+            self._safety.setdefault(r["imdb_id"], []).append(r)
+        self._tracks: dict[str, list[dict]] = {}
+        for t in tables["tracks"].to_pylist():
+            self._tracks.setdefault(t["imdb_id"], []).append(t)
+        self.entries_of = _track_entries(tables["entries"])
+        self.order = {c: i for i, c in enumerate(countries)}
+        # SPEC A10: cleaned task references, and only the task fields complete across the cohort
+        self._curated: dict[str, dict[str, Any]] = {}
+        for i, f, c in con.execute("SELECT imdb_id, field, clean FROM curation").fetchall():
+            self._curated.setdefault(i, {})[f] = c
+        self.kept = {f: k for f, k in con.execute("SELECT field, kept FROM task_fields").fetchall()}
+        # genres in the core genre space (film_genres; the raw genres stay beside them in the state DB
+        # and in task_references.raw_genres), and curator-supplied values where the sources had none
+        self._core = {i: g for i, g in con.execute(
+            """SELECT imdb_id, list_sort(list_distinct(flatten(list(core_genres)))) FROM film_genres
+               GROUP BY imdb_id""").fetchall()}
+        self._filled: dict[str, dict[str, Any]] = {}
+        for i, f, v in con.execute(
+                "SELECT imdb_id, field, CAST(value AS VARCHAR) FROM task_gaps WHERE status = 'filled'").fetchall():
+            self._filled.setdefault(i, {})[f] = json.loads(v)
+
+    def cohort_digest(self) -> str:
+        """The cohort-wide values every entity depends on: kept task fields, country order,
+        language names."""
+        return repr((sorted(self.kept.items()), sorted(self.order.items()), sorted(LANGUAGE_NAMES.items())))
+
+    def films(self) -> Iterator[FilmInputs]:
+        for film in self._films:
+            i = film["imdb_id"]
+            yield FilmInputs(film, self._ratings.get(i, []), self._safety.get(i, []),
+                             sorted(self._tracks.get(i, []), key=lambda t: t["language"]),
+                             self._curated.get(i, {}), self._filled.get(i, {}),
+                             (i in self._core, self._core.get(i)))
+
+    def key(self, prefix: bytes, inp: FilmInputs) -> str:
+        """sha256 of ``prefix`` (code and :meth:`cohort_digest`), the film's inputs and its tracks'
+        entries (:meth:`TrackEntries.digest`)."""
+        h = hashlib.sha256(prefix)
+        h.update(repr(inp).encode("utf-8", "surrogatepass"))
+        for t in inp.tracks:
+            h.update(b"\0" + self.entries_of.digest(t["track_id"]))
+        return h.hexdigest()
+
+    def entity(self, inp: FilmInputs) -> dict[str, Any]:
+        """The SPEC A11 object of one film."""
+        film, kept = inp.film, self.kept
+
+        def task(field: str, value: Any) -> Any:
+            if not kept.get(field, True):
+                return None
+            if field in inp.filled:
+                return inp.filled[field]
+            return value
         imdb = json.loads(film["imdb_json"])
         kim = json.loads(film["kim_json"])
         csm = json.loads(film["csm_json"]) if film["csm_json"] else {}
         cast = imdb.get("cast") or []
+        safety: dict[str, dict] = {}
+        for r in inp.safety:
+            safety[r["category"]] = {
+                "occurrenceCount": r["occurrence_count"],
+                "evidenceLineCount": r["evidence_line_count"],
+                "evidenceSubtitleIndices": json.loads(r["evidence_indices"]),
+            }
         subtitles = []
-        for t in sorted(tracks.get(film["imdb_id"], []), key=lambda t: t["language"]):
-            rows = entries_of(t["track_id"])
+        for t in inp.tracks:
+            rows = self.entries_of(t["track_id"])
             subtitles.append({
                 "language": f"{LANGUAGE_NAMES.get(t['language'], t['language'])} ({t['language']})",
                 "downloadCount": t["download_count"],
                 "entries": [{"index": i, "timeframe": tf, "content": c} for i, tf, c in rows],
             })
-        yield {
+        has_core, core = inp.core
+        return {
             "id": film["id"],
             "title": film["title"],
             "releaseYear": film["year"],
@@ -79,24 +139,21 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
             "topCast": [{"actor": c["actor"], "character": (c.get("characters") or [None])[0]} for c in cast[:10]],
             "fullCast": [{"actor": c["actor"], "characters": c.get("characters") or [],
                           "additionalTexts": c.get("additional_texts") or []} for c in cast],
-            "plot": task("plot", curated.get((film["imdb_id"], "plot"), imdb.get("plot")), film["imdb_id"]),
-            "synopsis": task("synopsis", curated.get((film["imdb_id"], "synopsis"), imdb.get("synopsis")),
-                             film["imdb_id"]),
-            "storyline": task("storyline", curated.get((film["imdb_id"], "storyline"), csm.get("storyline")),
-                              film["imdb_id"]),
-            "keyMessage": task("keyMessage", kim.get("key_message"), film["imdb_id"]),
-            "genres": task("genres", core[film["imdb_id"]] if film["imdb_id"] in core else imdb.get("genres") or [],
-                           film["imdb_id"]),
+            "plot": task("plot", inp.curated.get("plot", imdb.get("plot"))),
+            "synopsis": task("synopsis", inp.curated.get("synopsis", imdb.get("synopsis"))),
+            "storyline": task("storyline", inp.curated.get("storyline", csm.get("storyline"))),
+            "keyMessage": task("keyMessage", kim.get("key_message")),
+            "genres": task("genres", core if has_core else imdb.get("genres") or []),
             "topics": imdb.get("topics") or [],
-            "ageSuitabilityRating": task("ageSuitabilityRating", csm.get("age_suitability"), film["imdb_id"]),
+            "ageSuitabilityRating": task("ageSuitabilityRating", csm.get("age_suitability")),
             "motionPictureRatings": [
                 {"country": r["country"], "label": r["label"], "minimumAge": r["minimum_age"], "ordinal": r["ordinal"]}
-                for r in sorted(ratings.get(film["imdb_id"], []), key=lambda r: order.get(r["country"], 99))
+                for r in sorted(inp.ratings, key=lambda r: self.order.get(r["country"], 99))
             ],
             "languageContentReference": kim.get("language_content") or {"rating": None, "summary": None, "source": None},
             "languageContentAssessment": {
                 "inputLanguage": "English (en)",
-                "categories": safety.get(film["imdb_id"], {}),
+                "categories": safety,
             },
             "sources": {
                 "imdbLink": f"https://www.imdb.com/title/{film['imdb_id']}/",
@@ -107,32 +164,97 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
         }
 
 
-def _track_entries(entries: pa.Table) -> Callable[[str], list[tuple[int, str, str]]]:
+def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
+                  countries: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    """Yield one SPEC A11 film object at a time (entries read per track, :func:`_track_entries`)."""
+    source = EntitySource(con, tables, countries)
+    for inp in source.films():
+        yield source.entity(inp)
+
+
+class EntityLine(NamedTuple):
+    """One film of ``films.jsonl``: its ``line``, its top-level fields but ``subtitles``
+    (``head``), the sha256 of each track's ``entries`` array as text (``texts``: track_id →
+    :func:`warehouse.tokens.text_sha256`, the statistics' token-count keys) and the entity itself
+    when it was built (None when the line came from the cache)."""
+
+    line: str
+    head: dict[str, Any]
+    texts: dict[str, str]
+    entity: dict[str, Any] | None
+
+
+def film_entity_lines(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], countries: tuple[str, ...],
+                      cache_dir: Path | None = None) -> Iterator[EntityLine]:
+    """The entities' lines in release order; with ``cache_dir`` a film whose inputs equal an
+    earlier one's reuses that line (warehouse/entity_cache.py) instead of being built again."""
+    from warehouse.entity_cache import EntityLineCache
+    from warehouse.tokens import format_track, text_sha256
+
+    source = EntitySource(con, tables, countries)
+    cache = EntityLineCache(cache_dir, source.cohort_digest())
+    for inp in source.films():
+        key = source.key(cache.prefix, inp) if cache.dir is not None else None
+        hit = cache.get(key) if key is not None else None
+        if hit is not None:
+            yield EntityLine(*hit, None)
+            continue
+        entity = source.entity(inp)
+        line = entity_line(entity)
+        head = {k: v for k, v in entity.items() if k != "subtitles"}
+        texts = {t["track_id"]: text_sha256(format_track(s["entries"]))
+                 for t, s in zip(inp.tracks, entity["subtitles"])}
+        if key is not None:
+            cache.put(key, line, head, texts)
+        yield EntityLine(line, head, texts, entity)
+
+
+class TrackEntries:
     """``track_id -> [(index, timeframe, content)]`` in release order (start_ms, then index; ties
     in the table's order, as warehouse/tokens.py formats the counted text), reading one track's
     rows at a time. The release's entries table holds each track's rows together (sorted by film,
     language, start_ms, position): a track is a zero-copy slice, sorted alone; a table where a
     track's rows are not contiguous is filtered per track instead (same rows, same order)."""
-    cols = entries.select(["track_id", "index", "timeframe", "content", "start_ms"])
-    runs = pl.Series("track_id", cols.column("track_id").combine_chunks()).rle().struct.unnest()
-    ids = runs["value"].to_list()
-    spans: dict[str, tuple[int, int]] | None = {}
-    offset = 0
-    for tid, n in zip(ids, runs["len"].to_list()):
-        if tid in spans:
-            spans = None
-            break
-        spans[tid] = (offset, n)
-        offset += n
-    frame = None if spans is not None else pl.from_arrow(cols)
 
-    def rows(track_id: str) -> list[tuple[int, str, str]]:
-        if spans is not None:
-            start, n = spans.get(track_id, (0, 0))
-            part = pl.from_arrow(cols.slice(start, n))
+    def __init__(self, entries: pa.Table):
+        self._cols = entries.select(["track_id", "index", "timeframe", "content", "start_ms"])
+        runs = pl.Series("track_id", self._cols.column("track_id").combine_chunks()).rle().struct.unnest()
+        spans: dict[str, tuple[int, int]] | None = {}
+        offset = 0
+        for tid, n in zip(runs["value"].to_list(), runs["len"].to_list()):
+            if tid in spans:
+                spans = None
+                break
+            spans[tid] = (offset, n)
+            offset += n
+        self._spans = spans
+        self._frame = None if spans is not None else pl.from_arrow(self._cols)
+
+    def _part(self, track_id: str) -> pl.DataFrame:
+        if self._spans is not None:
+            start, n = self._spans.get(track_id, (0, 0))
+            part = pl.from_arrow(self._cols.slice(start, n))
         else:
-            part = frame.filter(pl.col("track_id") == track_id)
+            part = self._frame.filter(pl.col("track_id") == track_id)
         assert isinstance(part, pl.DataFrame)
-        part = part.sort(["start_ms", "index"], maintain_order=True)
+        return part
+
+    def __call__(self, track_id: str) -> list[tuple[int, str, str]]:
+        part = self._part(track_id).sort(["start_ms", "index"], maintain_order=True)
         return list(zip(part["index"].to_list(), part["timeframe"].to_list(), part["content"].to_list()))
-    return rows
+
+    def digest(self, track_id: str) -> bytes:
+        """sha256 of the track's rows (every column :meth:`__call__` reads, in table order) as
+        one Arrow IPC stream: lossless, so other rows give another digest."""
+        if self._spans is not None:
+            start, n = self._spans.get(track_id, (0, 0))
+            part = self._cols.slice(start, n).combine_chunks()
+        else:
+            part = self._part(track_id).to_arrow().combine_chunks()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, part.schema) as writer:
+            writer.write_table(part)
+        return hashlib.sha256(sink.getvalue()).digest()
+
+
+_track_entries = TrackEntries

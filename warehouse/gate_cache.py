@@ -41,26 +41,39 @@ def code_digest() -> str:
     return files_digest(_CODE, "jsonschema " + version("jsonschema"))
 
 
-class EntityGateCache:
+class KeyedCache:
+    """Entries under ``cache_dir`` by sha256 key (``None``: no cache), every key digested from
+    :attr:`prefix` — the digest of the ``code`` and the ``settings`` behind an entry — on;
+    ``hits``/``misses`` count lookups (also warehouse/entity_cache.py)."""
+
+    def __init__(self, cache_dir: Path | None, code: str, settings: str):
+        self.dir = cache_dir
+        self.hits = self.misses = 0
+        self.prefix = hashlib.sha256(f"{code}\0{settings}\0".encode()).digest() if cache_dir is not None else b""
+
+    def entry(self, key: str) -> Path:
+        assert self.dir is not None
+        return self.dir / key[:2] / f"{key}.json"
+
+
+class EntityGateCache(KeyedCache):
     """Checks entities through ``gate``, reading and writing outcomes under ``cache_dir``
     (``None``: no cache, every entity is checked). ``hits``/``misses`` count lookups."""
 
     def __init__(self, gate: Any, cache_dir: Path | None):
         self.gate = gate
-        self.dir = cache_dir
-        self.hits = self.misses = 0
-        self._prefix = (hashlib.sha256(f"{code_digest()}\0{gate.entity_settings()}\0".encode()).digest()
-                        if cache_dir is not None else b"")
+        super().__init__(cache_dir, code_digest() if cache_dir is not None else "",
+                         gate.entity_settings() if cache_dir is not None else "")
 
     def path(self, line: str) -> Path:
-        assert self.dir is not None
-        key = hashlib.sha256(self._prefix + line.encode("utf-8")).hexdigest()
-        return self.dir / key[:2] / f"{key}.json"
+        return self.entry(hashlib.sha256(self.prefix + line.encode("utf-8")).hexdigest())
 
-    def check(self, entity: dict, line: str) -> None:
-        """Check ``entity``, whose films.jsonl line (without its newline) is ``line``."""
+    def check(self, entity: dict | None, line: str) -> None:
+        """Check ``entity``, whose films.jsonl line (without its newline) is ``line`` (``None``:
+        the entity is read from the line when it has to be checked — a line from the entity
+        cache, warehouse/entity_cache.py)."""
         if self.dir is None:
-            self.gate.check_entity(entity)
+            self.gate.check_entity(json.loads(line) if entity is None else entity)
             return
         path = self.path(line)
         outcome = _read(path)
@@ -69,7 +82,7 @@ class EntityGateCache:
             self.gate.replay_entity(outcome)
             return
         self.misses += 1
-        outcome = self.gate.check_entity_outcome(entity)
+        outcome = self.gate.check_entity_outcome(json.loads(line) if entity is None else entity)
         write_text_atomic(path, json.dumps(outcome, ensure_ascii=False))
 
 

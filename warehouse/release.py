@@ -166,6 +166,7 @@ def publish(
     stage_stats: list[dict] | None = None,
     figure_cache: Path | None = None,
     gate_cache: Path | None = None,
+    entity_cache: Path | None = None,
 ) -> dict[str, Any]:
     """Write a new release if the data changed; return {version, path, new, kind, counts}.
 
@@ -178,12 +179,13 @@ def publish(
     Croissant, card, manifest → atomic rename and the ``latest`` pointer (warehouse/publish.py).
     The statistics reuse the state's ``token_counts``; ``figure_cache``: the statistics page's
     figure cache (warehouse/stats_page.py, docs/rebuilds.md); ``gate_cache``: the gate's cached
-    entity verdicts (warehouse/gate_cache.py).
+    entity verdicts (warehouse/gate_cache.py); ``entity_cache``: the films' cached entity lines
+    (warehouse/entity_cache.py).
     """
     from validators.release_gate import ReleaseGate, load_schema
     from warehouse.croissant import write_croissant
     from warehouse.diff import change_kind_from_tables
-    from warehouse.entities import film_entities
+    from warehouse.entities import film_entity_lines
     from warehouse.gate_cache import EntityGateCache
     from warehouse.gate_report import write_gate_report
     from warehouse.hf_card import render_card
@@ -233,12 +235,13 @@ def publish(
         checker = EntityGateCache(gate, gate_cache)
         n_entities = 0
         for_stats = []  # the entity fields the statistics read (warehouse/stats.py entity_tables)
+        track_texts: dict[str, str] = {}  # the tracks' counted texts, by sha256 (warehouse/tokens.py)
         with open(writer.add("films.jsonl"), "w", encoding="utf-8") as fh:
-            for entity in film_entities(state_con, tables, countries):
-                line = json.dumps(entity, ensure_ascii=False, sort_keys=False)
+            for line, head, texts, entity in film_entity_lines(state_con, tables, countries, entity_cache):
                 checker.check(entity, line)
                 fh.write(line + "\n")
-                for_stats.append({k: entity[k] for k in ENTITY_STAT_FIELDS if k in entity})
+                for_stats.append({k: head[k] for k in ENTITY_STAT_FIELDS if k in head})
+                track_texts.update(texts)
                 n_entities += 1
         gate.check_tables(public)
         if not gate.passed():
@@ -252,7 +255,7 @@ def publish(
         known_tokens = dict(state_con.execute(  # the cohort stage's counts (sql/state_schema.sql token_counts)
             "SELECT text_sha256, n_tokens FROM token_counts WHERE encoding = ?", [rs.tokenizer]).fetchall())
         stats = compute_stats(public, for_stats, languages=tuple(languages), tokenizer=rs.tokenizer,
-                              thresholds=thresholds, known_tokens=known_tokens)
+                              thresholds=thresholds, known_tokens=known_tokens, track_texts=track_texts)
         for rel_name, p in sorted(write_stats(stats, tmp).items()):
             writer.add(rel_name, rows=pq.read_metadata(p).num_rows if p.suffix == ".parquet" else None)
         page = render_stats_page(stats, tmp / "statistics.html", title="cinesub", version=version,

@@ -186,6 +186,7 @@ def compute_stats(
     tokenizer: str = DEFAULT_ENCODING,
     thresholds: Thresholds | None = None,
     known_tokens: Mapping[str, int] | None = None,
+    track_texts: Mapping[str, str] | None = None,
 ) -> dict[str, pa.Table]:
     """Every statistic table of a release (see the module docstring), in :data:`STAT_VIEWS`
     order plus ``definitions``.
@@ -195,7 +196,8 @@ def compute_stats(
     ``flags`` are used when present. ``entities_path`` is the release's films.jsonl (or the entity
     dicts). ``languages`` lists the release languages in table order; it must include English.
     ``known_tokens``: counts already made in ``tokenizer``, by the sha256 of the counted text
-    (:func:`warehouse.tokens.count_track_tokens`).
+    (:func:`warehouse.tokens.count_track_tokens`); ``track_texts``: the sha256 of tracks' counted
+    texts where the entities already formatted them (``count_track_tokens(texts=...)``).
     """
     missing = [n for n in _REQUIRED if n not in tables]
     if missing:
@@ -203,7 +205,8 @@ def compute_stats(
     if REFERENCE_LANGUAGE not in languages:
         raise ValueError(f"languages must include the reference language {REFERENCE_LANGUAGE!r}")
     thresholds = thresholds or Thresholds()
-    tokens = count_track_tokens(tables["entries"], encoding=tokenizer, known=known_tokens).to_arrow()
+    tokens = count_track_tokens(tables["entries"], encoding=tokenizer, known=known_tokens,
+                                texts=track_texts).to_arrow()
     ent = entity_tables(entities_path)
 
     con = duckdb.connect()

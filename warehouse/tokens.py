@@ -112,15 +112,24 @@ def count_texts(texts: Sequence[str], *, encoding: str = DEFAULT_ENCODING,
     return [len(ids) for ids in enc.encode_ordinary_batch(list(texts), num_threads=threads)]
 
 
+def text_sha256(text: str) -> str:
+    """The key of a counted text in ``known`` counts (the state DB's ``token_counts``)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def count_track_tokens(entries_table: pa.Table | pl.DataFrame, *, encoding: str = DEFAULT_ENCODING,
-                       num_threads: int | None = None, known: Mapping[str, int] | None = None) -> pl.DataFrame:
+                       num_threads: int | None = None, known: Mapping[str, int] | None = None,
+                       texts: Mapping[str, str] | None = None) -> pl.DataFrame:
     """``(track_id, input_tokens)`` for every track in an entries table, sorted by track_id.
 
     ``entries_table`` has at least the columns of :data:`ENTRY_COLUMNS` (the release's
     ``entries`` table). Each track is formatted by :func:`format_track` in release order.
     ``known``: token counts already made of texts in this ``encoding``, by the sha256 of the text
     (the state DB's ``token_counts``, which the cohort stage fills): a track whose text is there
-    is not tokenised again, and the encoding is loaded only when one is not.
+    is not tokenised again, and the encoding is loaded only when one is not. ``texts``: the sha256
+    of tracks' texts already formatted elsewhere (track_id → :func:`text_sha256` of
+    :func:`format_track` of its entries in release order: the film entities' ``entries`` arrays,
+    warehouse/entities.py): a track found there whose count is ``known`` is not formatted again.
     """
     df = entries_table if isinstance(entries_table, pl.DataFrame) else pl.from_arrow(entries_table)
     assert isinstance(df, pl.DataFrame)
@@ -132,6 +141,12 @@ def count_track_tokens(entries_table: pa.Table | pl.DataFrame, *, encoding: str 
     known = known or {}
     df = df.select(ENTRY_COLUMNS).sort(["track_id", "start_ms", "index"], maintain_order=True)
     counts: dict[str, int] = {}
+    all_ids: list[str] | None = None
+    if texts and known:
+        all_ids = df["track_id"].unique(maintain_order=True).to_list()
+        counts = {t: int(known[texts[t]]) for t in all_ids if t in texts and texts[t] in known}
+        if counts:
+            df = df.filter(~pl.col("track_id").is_in(list(counts)))
     batch_ids: list[str] = []
     batch_texts: list[str] = []
 
@@ -148,7 +163,7 @@ def count_track_tokens(entries_table: pa.Table | pl.DataFrame, *, encoding: str 
             [{"index": i, "timeframe": t, "content": c}
              for i, t, c in zip(part["index"].to_list(), part["timeframe"].to_list(), part["content"].to_list())],
             ensure_ascii=False)
-        hit = known.get(hashlib.sha256(text.encode()).hexdigest()) if known else None
+        hit = known.get(text_sha256(text)) if known else None
         if hit is not None:
             counts[tid] = int(hit)
             continue
@@ -158,5 +173,7 @@ def count_track_tokens(entries_table: pa.Table | pl.DataFrame, *, encoding: str 
             flush()
     if batch_texts:
         flush()
+    if all_ids is not None:
+        ids = all_ids
     return pl.DataFrame({"track_id": ids, "input_tokens": [counts[t] for t in ids]},
                         schema={"track_id": pl.Utf8, "input_tokens": pl.Int64})

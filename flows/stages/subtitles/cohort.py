@@ -3,7 +3,9 @@ audit of every selected track against the English track of the same film (SPEC A
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -12,9 +14,33 @@ from flows.kernel_context import RunContext, Stage
 from cinesub.bulk import insert_rows
 from cinesub.state import sql_text
 from flows.stages.subtitles.common import chosen_countries, coverage_solver, eligible_views
+from flows.stages.subtitles.item_cache import ItemCache
 from validators.candidate import flag_rows
 
 AUDIT_LAYERS = ("span_ratio", "token_ratio", "entry_ratio", "span_vs_english")
+
+#: per audited track: the number of its released entries and two digests of their rows (the XOR
+#: of each row's md5, the sum of DuckDB's row hashes); the key of its cached measures
+_ENTRY_DIGESTS = """
+SELECT e.track_id, count(*),
+       bit_xor(md5_number(json_array(e.position, e."index", e.timeframe, e.start_ms, e.end_ms,
+                                     e.clean_content)::VARCHAR)),
+       sum(hash(e.position, e."index", e.timeframe, e.start_ms, e.end_ms, e.clean_content)::HUGEINT)
+FROM entries e JOIN audit_tracks a USING (track_id)
+WHERE e.clean_content IS NOT NULL
+GROUP BY e.track_id"""
+
+
+def audit_cache(root: Path | None) -> ItemCache:
+    """The duration audit's per-track measures under ``root`` (None: no cache), keyed by the code
+    that computes them (this module, validators/duration_audit.py, warehouse/tokens.py, the cache
+    itself), the token encoding and the DuckDB version (its row hash is part of the key)."""
+    from validators import duration_audit
+    from warehouse import tokens
+
+    here = Path(__file__).resolve()
+    code = (here, here.with_name("item_cache.py"), Path(duration_audit.__file__), Path(tokens.__file__))
+    return ItemCache(root, code, duration_audit.TOKEN_ENCODING, "duckdb " + duckdb.__version__)
 
 
 class CohortStage(Stage):
@@ -56,7 +82,8 @@ class CohortStage(Stage):
                JOIN tracks t ON t.track_id = s.track_id
                ORDER BY s.imdb_id, s.language"""
         ).fetchall()
-        measures = self._audit_measures(con, sorted({r[2] for r in rows}))
+        cache = audit_cache(ctx.settings.home / "cache" / "cohort-audit")
+        measures = self._audit_measures(con, sorted({r[2] for r in rows}), cache)
         by_film: dict[str, dict[str, dict]] = {}
         for imdb, lang, tid, prov, fid, first, last, _n_all, _words, runtime in rows:
             n_e, n_t, covered = measures.get(tid, (0, 0, 0))
@@ -86,21 +113,42 @@ class CohortStage(Stage):
             for g, n, k, d, r in con.execute("SELECT * FROM funnel ORDER BY gate_no").fetchall()
         ]
         cohort = con.execute("SELECT count(*) FROM film_gates WHERE dropped_at IS NULL").fetchone()[0]
-        return {"cohort_films": cohort, "audit_flags": n_flags, "funnel": funnel, "coverage": coverage}
+        return {"cohort_films": cohort, "audit_flags": n_flags, "funnel": funnel, "coverage": coverage,
+                "audit_cache": cache.counts()}
 
     @staticmethod
-    def _audit_measures(con: duckdb.DuckDBPyConnection, track_ids: list[str]) -> dict[str, tuple[int, int, int]]:
+    def _audit_measures(con: duckdb.DuckDBPyConnection, track_ids: list[str],
+                        cache: ItemCache) -> dict[str, tuple[int, int, int]]:
         """track_id → (entries, o200k_base tokens of the prompt-formatted track, covered ms) over
-        the released entries (clean_content not null), as the release's entries table holds them. Token counts are cached in ``token_counts`` by
-        the sha256 of the counted text, so only new or changed tracks are tokenised."""
-        import hashlib
+        the released entries (clean_content not null), as the release's entries table holds them.
 
+        Incremental (docs/rebuilds.md): a track's measures are a pure function of its released
+        entries, so they are kept in ``cache`` (:func:`audit_cache`) by the track id and a digest
+        of those rows computed in SQL (:data:`_ENTRY_DIGESTS`: their number, the XOR of each
+        row's md5 and the sum of DuckDB's row hashes, over position, index, timeframe, start,
+        end and clean text); only tracks without a valid entry are read and measured. Token
+        counts stay in ``token_counts`` by the sha256 of the counted text (the release reads
+        them there), so only new texts are tokenised; a cached text whose count is gone is a miss."""
         from validators.duration_audit import TOKEN_ENCODING, count_texts, covered_ms, prompt_text
 
         if not track_ids:
             return {}
         con.execute("CREATE OR REPLACE TEMP TABLE audit_tracks (track_id VARCHAR)")
         insert_rows(con, "audit_tracks", [[t] for t in track_ids])
+        digests = {tid: f"{tid}|{n}|{x}|{h}" for tid, n, x, h in con.execute(_ENTRY_DIGESTS).fetchall()}
+        known = dict(con.execute(
+            "SELECT text_sha256, n_tokens FROM token_counts WHERE encoding = ?", [TOKEN_ENCODING]).fetchall())
+        out: dict[str, tuple[int, int, int]] = {}
+        for tid in sorted(digests):
+            hit = cache.get(digests[tid], valid=lambda v: v["text_sha256"] in known and
+                            all(isinstance(v[k], int) for k in ("n_entries", "covered_ms")))
+            if hit is not None:
+                out[tid] = (hit["n_entries"], int(known[hit["text_sha256"]]), hit["covered_ms"])
+        todo = sorted(set(digests) - set(out))
+        if not todo:
+            return out
+        con.execute("CREATE OR REPLACE TEMP TABLE audit_tracks (track_id VARCHAR)")
+        insert_rows(con, "audit_tracks", [[t] for t in todo])
         df = con.sql(  # (a relation: DuckDB 2's execute() result has no .pl())
             """SELECT e.track_id, e."index", e.timeframe, e.start_ms, e.end_ms, e.clean_content AS content
                FROM entries e JOIN audit_tracks a USING (track_id)
@@ -108,21 +156,19 @@ class CohortStage(Stage):
                ORDER BY e.track_id, e.start_ms, e."index", e.position"""
         ).pl()
         texts: dict[str, tuple[str, str]] = {}  # track_id → (sha256, text)
-        out: dict[str, tuple[int, int, int]] = {}
         for part in df.partition_by("track_id", maintain_order=True):
             tid = part["track_id"][0]
             text = prompt_text(part)
             texts[tid] = (hashlib.sha256(text.encode()).hexdigest(), text)
             out[tid] = (part.height, 0, covered_ms(part))
-        known = dict(con.execute(
-            "SELECT text_sha256, n_tokens FROM token_counts WHERE encoding = ?", [TOKEN_ENCODING]).fetchall())
-        todo = sorted({sha: text for sha, text in texts.values() if sha not in known}.items())
-        if todo:
-            counts = count_texts([text for _, text in todo])
-            insert_rows(con, "token_counts", [[sha, TOKEN_ENCODING, n] for (sha, _), n in zip(todo, counts)])
-            known.update({sha: n for (sha, _), n in zip(todo, counts)})
+        new = sorted({sha: text for sha, text in texts.values() if sha not in known}.items())
+        if new:
+            counts = count_texts([text for _, text in new])
+            insert_rows(con, "token_counts", [[sha, TOKEN_ENCODING, n] for (sha, _), n in zip(new, counts)])
+            known.update({sha: n for (sha, _), n in zip(new, counts)})
         for tid, (sha, _) in texts.items():
             out[tid] = (out[tid][0], int(known[sha]), out[tid][2])
+            cache.put(digests[tid], {"n_entries": out[tid][0], "covered_ms": out[tid][2], "text_sha256": sha})
         return out
 
     @staticmethod

@@ -51,6 +51,7 @@ class ReleaseStage(Stage):
                 stage_stats=stage_stats_rows(con, ctx.run_id, ctx.flow),
                 figure_cache=ctx.settings.home / "cache" / "figures",
                 gate_cache=ctx.settings.home / "cache" / "release-gate",
+                entity_cache=ctx.settings.home / "cache" / "release-entities",
             )
         except ReleaseBlocked as exc:
             return {"blocked": True, "incomplete": True, "gate_report": str(exc.report),

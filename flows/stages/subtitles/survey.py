@@ -20,23 +20,56 @@
    the choice is the optimum among the countries that have one (mode ``survey_label_space``).
 
 ``fixed`` modes take ``Settings.languages`` / ``Settings.countries``; the survey and the per-K
-tables are recorded all the same. Outputs: ``availability``, ``selected_attributes`` (the chosen
+tables are recorded all the same.
+
+Incremental (docs/rebuilds.md): a film's answer is kept (:func:`survey_cache`) by the film, the
+environment's digest of what its provider answers depend on (``Environment.search_inputs``, as
+the acquire stage's search cache) and the code and settings of the query; a build asks again only
+a film whose digest changed, whose answer is older than ``providers.search_ttl_hours`` or that has
+none (a failed search keeps none), and every film under ``--refresh-search``/``--force``, a TTL of
+0 or fault modes. Outputs: ``availability``, ``selected_attributes`` (the chosen
 sets in release order), ``selection_per_k`` (search and frequency prefix for every K).
 """
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from cinesub.bulk import insert_rows
-from cinesub.state import replace_rows, sql_text, transaction
+from cinesub.state import sql_text, transaction
 from flows.kernel_context import RunContext, Stage
 from flows.stages.subtitles.common import coverage_solver
+from flows.stages.subtitles.item_cache import ItemCache
 
 #: ``availability.language`` of the row that records a failed search over every language
 ALL_LANGUAGES = "*"
+
+
+def survey_cache(ctx: RunContext, provider: Any) -> ItemCache:
+    """The availability answers of ``provider`` under ``CINESUB_HOME/cache/survey/`` (no cache
+    when the environment's answers may not be reused: fault modes), keyed by this module, the
+    provider clients (extractors/providers/, extractors/http_client.py), the environment's module
+    and, in a sample build, the fixture servers that answer; the provider's name and the subtitle
+    flow's config hash (the pool, the page cap, the provider options)."""
+    import sys
+
+    import extractors.http_client as http_client
+    import extractors.providers as providers
+
+    here = Path(__file__).resolve()
+    code = [here, here.with_name("item_cache.py"), Path(http_client.__file__),
+            *sorted(Path(providers.__file__).parent.glob("*.py")), Path(sys.modules[type(ctx.env).__module__].__file__)]
+    if ctx.env.sample:
+        import fixtures
+
+        code += sorted(Path(fixtures.__file__).parent.glob("*.py"))
+    root = ctx.settings.home / "cache" / "survey" if ctx.env.search_cacheable else None
+    return ItemCache(root, code, provider.name, ctx.settings.config_hash())
 
 
 def release_order(chosen: list[str], defined: tuple[str, ...], required: tuple[str, ...] = ()) -> list[str]:
@@ -174,16 +207,21 @@ class SurveyStage(Stage):
                               "dropped_unrated_only": dropped_unrated}
 
         with transaction(con):
-            replace_rows(con, {"availability": rows, "selected_attributes": chosen_rows, "selection_per_k": per_k})
+            for table, new in (("availability", rows), ("selected_attributes", chosen_rows),
+                               ("selection_per_k", per_k)):
+                con.execute(f"DELETE FROM {table}")
+                insert_rows(con, table, new)
         if stats["search_failed"]:
             stats["incomplete"] = True  # the next build asks again for the films that failed
         return stats
 
     # ------------------------------------------------------------------------------------------
     def _survey(self, ctx: RunContext, films: list[str]) -> tuple[list[list[Any]], dict[str, Any]]:
-        """One availability query per film to the primary provider; rows of ``availability``."""
+        """One availability query per film to the primary provider, unless its cached answer
+        stands (:func:`survey_cache`); rows of ``availability``."""
         sel = ctx.settings.selection
-        stats: dict[str, Any] = {"films": len(films), "surveyed": 0, "search_failed": 0, "truncated": 0}
+        stats: dict[str, Any] = {"films": len(films), "surveyed": 0, "search_failed": 0, "truncated": 0,
+                                 "survey_cached": 0}
         providers = ctx.env.subtitle_providers() if films else []
         rows: list[list[Any]] = []
         if not providers:
@@ -193,9 +231,20 @@ class SurveyStage(Stage):
         stats["provider"] = primary.name
         found: dict[str, dict[str, int]] = {}
         status: dict[str, tuple[str, str | None]] = {}
+        cache = survey_cache(ctx, primary)
+        ttl = ctx.settings.providers.search_ttl_hours
+        refresh = ctx.force or ctx.refresh_search or ttl <= 0
+        now = time.time()
+        digests = ctx.env.search_inputs(films)
         for imdb in films:
+            key = json.dumps([imdb, digests.get(imdb), pool, sel.survey_max_pages])
+            hit = None if refresh else cache.get(key, valid=lambda v: now - ttl * 3600 <= v["at"] <= now and all(
+                isinstance(n, int) for n in v["items"].values()) and isinstance(v["truncated"], bool))
             try:
-                if hasattr(primary, "availability"):
+                if hit is not None:
+                    items, truncated = hit["items"], hit["truncated"]
+                    stats["survey_cached"] += 1
+                elif hasattr(primary, "availability"):
                     ans = primary.availability(imdb, pool, max_pages=sel.survey_max_pages)
                     items, truncated = dict(ans["items"]), bool(ans.get("truncated"))
                 else:  # a provider without a multi-language listing: one search per language
@@ -210,6 +259,8 @@ class SurveyStage(Stage):
                 stats["search_failed"] += 1
                 continue
             found[imdb] = {k: int(v) for k, v in items.items() if k}
+            if hit is None:  # an answer (a failure is none): the next build reuses it while it stands
+                cache.put(key, {"items": found[imdb], "truncated": truncated, "at": now})
             status[imdb] = ("truncated", f"more than {sel.survey_max_pages} result pages") if truncated else ("ok", None)
             stats["surveyed"] += 1
             stats["truncated"] += int(truncated)
