@@ -203,6 +203,11 @@ class Environment(ABC):
         providers: none known (None, the TTL alone decides)."""
         return {}
 
+    def answer_code(self) -> list[Path]:
+        """Source files of whatever answers this environment's provider queries, beyond the
+        provider clients (a cache of answers keys on them): remote services, none."""
+        return []
+
     def rebuild_inputs(self) -> dict[str, Any] | None:
         """Fingerprint material of this environment's inputs for the "nothing changed" fast path
         (flows/kernel_fastpath.py), computed before any service starts; None: the fast path

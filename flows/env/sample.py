@@ -280,6 +280,12 @@ class SampleEnvironment(Environment):
         # archives): a fault build is a test of the providers' answers, searched afresh
         return not self.faults
 
+    def answer_code(self) -> list[Path]:
+        """The fixture servers' sources: they answer every provider query of a sample build."""
+        import fixtures
+
+        return sorted(Path(fixtures.__file__).parent.glob("*.py"))
+
     def search_inputs(self, imdb_ids: list[str]) -> dict[str, str | None]:
         """The film's files in the world the provider fixtures serve (subtitles, multi-part
         items, search-only listings): a changed world file means a changed answer."""

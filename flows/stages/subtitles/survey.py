@@ -54,7 +54,8 @@ def survey_cache(ctx: RunContext, provider: Any) -> ItemCache:
     """The availability answers of ``provider`` under ``CINESUB_HOME/cache/survey/`` (no cache
     when the environment's answers may not be reused: fault modes), keyed by this module, the
     provider clients (extractors/providers/, extractors/http_client.py), the environment's module
-    and, in a sample build, the fixture servers that answer; the provider's name and the subtitle
+    and what the environment says answers the queries (``Environment.answer_code``: in a
+    sample build, the fixture servers); the provider's name and the subtitle
     flow's config hash (the pool, the page cap, the provider options)."""
     import sys
 
@@ -63,11 +64,8 @@ def survey_cache(ctx: RunContext, provider: Any) -> ItemCache:
 
     here = Path(__file__).resolve()
     code = [here, here.with_name("item_cache.py"), Path(http_client.__file__),
-            *sorted(Path(providers.__file__).parent.glob("*.py")), Path(sys.modules[type(ctx.env).__module__].__file__)]
-    if ctx.env.sample:
-        import fixtures
-
-        code += sorted(Path(fixtures.__file__).parent.glob("*.py"))
+            *sorted(Path(providers.__file__).parent.glob("*.py")), Path(sys.modules[type(ctx.env).__module__].__file__),
+            *ctx.env.answer_code()]
     root = ctx.settings.home / "cache" / "survey" if ctx.env.search_cacheable else None
     return ItemCache(root, code, provider.name, ctx.settings.config_hash())
 
