@@ -157,11 +157,15 @@ def _unchanged(settings, sample: bool, seed: int, films: int) -> dict | None:
 
 
 def check_films(films: int) -> None:
+    from cinesub.sample.catalog import max_films
     from cinesub.sample.generate import MIN_FILMS
 
     if films < MIN_FILMS:
         raise UsageError(f"--films {films}: the sample world needs at least {MIN_FILMS} films (one per funnel "
                          "case plus passing films)", "bad_value")
+    if films > max_films():
+        raise UsageError(f"--films {films}: the sample world has titles for at most {max_films()} films",
+                         "bad_value")
 
 
 def _print_summary(summary: dict, format_summary) -> None:

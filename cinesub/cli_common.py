@@ -85,9 +85,12 @@ def build_home(home: Optional[Path], config: Optional[Path], wait_timeout: Optio
 
 @contextmanager
 def build_session(home: Path, wait: bool, wait_timeout: Optional[float]) -> Iterator[None]:
-    """Prefect's environment, the home's build lock and the process watchdog around one build."""
+    """Prefect's environment, the home's build lock and the process watchdog around one build;
+    its input trees are hashed once (cinesub/digests.py ``one_snapshot``)."""
+    from cinesub.digests import one_snapshot
+
     prefect_env(home)
-    with build_lock(home, wait, wait_timeout):
+    with build_lock(home, wait, wait_timeout), one_snapshot():
         from cinesub.watchdog import guard
 
         guard()  # before Prefect starts its API server: everything the build starts ends with it

@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+#: within :func:`one_snapshot`: a file's sha256 by (path, device, inode, size, mtime, ctime)
+_MEMO: dict[tuple, bytes] | None = None
+
+
+@contextlib.contextmanager
+def one_snapshot() -> Iterator[None]:
+    """A scope (one build) in which the trees digested do not change under the digests: each
+    file is read and hashed once however many digests cover it (a build digests its sample world
+    for the "nothing changed" test, for the run's inputs and again for the next build's record,
+    and each film's files for the search cache). A file rewritten in the scope has a new ctime or
+    size, so it is hashed again; outside any scope nothing is remembered."""
+    global _MEMO
+    outer, _MEMO = _MEMO, ({} if _MEMO is None else _MEMO)
+    try:
+        yield
+    finally:
+        _MEMO = outer
+
+
+def _file_sha256(p: Path, st: os.stat_result) -> bytes:
+    memo = _MEMO
+    key = (str(p), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if memo is not None and key in memo:
+        return memo[key]
+    with open(p, "rb") as f:
+        digest = hashlib.file_digest(f, "sha256").digest()
+    if memo is not None:
+        memo[key] = digest
+    return digest
 
 
 def tree_digest(root: Path | str, subdirs: Iterable[str] | None = None) -> str:
@@ -23,13 +54,14 @@ def tree_digest(root: Path | str, subdirs: Iterable[str] | None = None) -> str:
     for p in paths:
         name = os.fsencode(p.relative_to(root))
         try:
-            if not stat.S_ISREG(os.stat(p).st_mode):
+            st = os.stat(p)
+            if not stat.S_ISREG(st.st_mode):
                 if not p.is_dir():
                     h.update(name + b"\0special\0")
                 continue
-            with open(p, "rb") as f:
-                h.update(name + b"\0")
-                h.update(hashlib.file_digest(f, "sha256").digest())
+            digest = _file_sha256(p, st)
+            h.update(name + b"\0")
+            h.update(digest)
         except OSError as exc:  # dangling link, permission denied
             h.update(name + b"\0" + type(exc).__name__.encode() + b"\0")
     return h.hexdigest()

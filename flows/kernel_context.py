@@ -71,6 +71,10 @@ class RunContext:
     gemini: GeminiPlan = field(default_factory=GeminiPlan)
     release_inputs: dict[str, Any] = field(default_factory=dict)
     item_done: Callable[[str, Any], None] = field(default=lambda kind, con=None: None, repr=False)
+    #: (database, table) → :func:`table_digest`, taken since the last stage ran: the digests a
+    #: stage's fingerprint took after its run stand for the next stage's fingerprint before its
+    #: own (nothing writes between); the kernel empties it before every stage run
+    table_digests: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.env is None:
@@ -109,7 +113,7 @@ class Stage(ABC):
             "version": self.version,
             "code": __version__,
             "config": self.config_hash(ctx),
-            "tables": {t: table_digest(con, t) for t in self.reads},
+            "tables": digests_since_last_run(ctx, con, self.reads),
             "external": self.external_inputs(ctx),
         }
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
@@ -122,6 +126,22 @@ class Stage(ABC):
     @abstractmethod
     def run(self, ctx: RunContext, con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         """Do the work; return stats. Runs inside one connection; write tables atomically."""
+
+
+def digests_since_last_run(ctx: RunContext, con: duckdb.DuckDBPyConnection,
+                           tables: tuple[str, ...]) -> dict[str, str]:
+    """:func:`table_digest` of ``tables``, each taken once between two stage runs (``ctx.table_digests``)."""
+    if not tables:
+        return {}
+    db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    memo = ctx.table_digests
+    out = {}
+    for t in tables:
+        key = (str(db[0] if db else None), t)
+        if key not in memo:
+            memo[key] = table_digest(con, t)
+        out[t] = memo[key]
+    return out
 
 
 def table_digest(con: duckdb.DuckDBPyConnection, table: str) -> str:

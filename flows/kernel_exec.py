@@ -78,6 +78,7 @@ def execute(stage: Stage, ctx: RunContext, force: bool = False) -> dict[str, Any
         before = state_digests(con) if check else None
         proxy = RecordingConnection(con) if check else con
         t0 = time.perf_counter()
+        ctx.table_digests.clear()  # the run may change any table it writes
         try:
             stats = stage.run(ctx, proxy) or {}
             if check:

@@ -22,20 +22,16 @@
 
 -- Subtitle-interval coverage per track (duration audit, A.9.1): the length of the union of the
 -- entries' [start_ms, end_ms) intervals, overlaps counted once (validators.duration_audit.covered_ms).
+-- One window: in (start_ms, end_ms) order each interval adds what reaches past the furthest end
+-- of the intervals before it (``reach``), so the union is summed without numbering its blocks.
 CREATE OR REPLACE TEMP TABLE stat_covered AS
-WITH iv AS (
+SELECT track_id, sum(greatest(0, end_ms - greatest(start_ms, coalesce(reach, start_ms))))::BIGINT AS covered_ms
+FROM (
     SELECT track_id, start_ms, end_ms,
            max(end_ms) OVER (PARTITION BY track_id ORDER BY start_ms, end_ms
                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
     FROM entries WHERE end_ms > start_ms
-), blocks AS (
-    SELECT track_id, start_ms, end_ms,
-           sum(CASE WHEN reach IS NULL OR start_ms > reach THEN 1 ELSE 0 END)
-               OVER (PARTITION BY track_id ORDER BY start_ms, end_ms ROWS UNBOUNDED PRECEDING) AS block
-    FROM iv
 )
-SELECT track_id, sum(block_ms)::BIGINT AS covered_ms
-FROM (SELECT track_id, block, max(end_ms) - min(start_ms) AS block_ms FROM blocks GROUP BY track_id, block)
 GROUP BY track_id
 ORDER BY track_id;
 

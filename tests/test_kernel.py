@@ -85,6 +85,39 @@ def test_an_honest_stage_passes_and_its_stats_are_normalised(tmp_path):
                      "items_out": 0, "dropped": {"planted": 2}, "seconds": again["seconds"]}]
 
 
+class _ReadsFunnel(_Honest):
+    """Reads what _Honest writes: its fingerprint depends on _Honest's output."""
+
+    name = "funnel-reader"
+    reads = ("funnel", "films")
+    writes = ("flags",)
+
+    def run(self, ctx, con):
+        return {"n": con.execute("SELECT count(*) FROM funnel").fetchone()[0]}
+
+
+def test_table_digests_are_taken_once_between_two_stage_runs(tmp_path, monkeypatch):
+    """A stage's fingerprint reuses the digests the previous stage's fingerprint took after its
+    run (nothing writes between two stages); a stage run forgets them all, so a table it wrote
+    is digested again — and a later build sees the change."""
+    import flows.kernel_context as kc
+
+    taken = []
+    real = kc.table_digest
+    monkeypatch.setattr(kc, "table_digest", lambda con, t: taken.append(t) or real(con, t))
+    ctx = _ctx(tmp_path)
+    execute(_Honest(), ctx)
+    assert taken == ["films", "films"]  # before its run, and after it
+    taken.clear()
+    execute(_ReadsFunnel(), ctx)
+    assert taken == ["funnel", "funnel", "films"]  # films from _Honest's after-run digest
+    taken.clear()
+    assert execute(_ReadsFunnel(), _ctx(tmp_path, "r2"))["reused"] is True
+    with connect(load_settings(home=tmp_path).state_db) as con:
+        con.execute("INSERT INTO funnel VALUES (2, 'survey', 1, 0, NULL)")  # the state changed between builds
+    assert execute(_ReadsFunnel(), _ctx(tmp_path, "r3"))["reused"] is False
+
+
 def test_table_names_are_matched_on_word_boundaries_outside_comments_and_literals():
     tables = ["films", "tracks", "flags", "entries"]
     sql = """-- reads tracks

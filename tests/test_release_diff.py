@@ -274,3 +274,22 @@ def test_deterministic_and_rendered(tmp_path, old):
 def test_missing_directory_raises(tmp_path, old):
     with pytest.raises(FileNotFoundError):
         diff_releases(old, tmp_path / "nope")
+
+
+def test_the_version_rule_compares_entries_only_when_the_rest_is_not_major(tmp_path, old, monkeypatch):
+    """change_kind_from_tables (the release's version rule) skips the entries — the one table as
+    large as the corpus — when the other tables already make the change major, and compares them
+    when they could still raise the kind (an entry changed in place, a film added)."""
+    import warehouse.diff as diff_mod
+
+    calls = []
+    real = diff_mod._entries_diff
+    monkeypatch.setattr(diff_mod, "_entries_diff", lambda con: calls.append(1) or real(con))
+    assert change_kind_from_tables(old, to_tables(make_data((1, 3)))) == "major"  # a film removed
+    assert calls == []
+    changed = make_data()
+    changed["entries"][0]["content"] = "changed in place"
+    assert change_kind_from_tables(old, to_tables(changed)) == "major"
+    assert calls == [1]
+    assert change_kind_from_tables(old, to_tables(make_data((1, 2, 3, 4)))) == "minor"
+    assert calls == [1, 1]

@@ -357,3 +357,35 @@ def test_timeframe_ms():
     assert timeframe_ms("01:62:03,004 --> 01:02:05,000") is None
 
 
+
+
+def _beside(spec, **kw):
+    """The gate as the release runs it: table checks in a thread beside the entities' checks."""
+    gate = make_gate(max_examples_per_code=2, **kw)
+    gate.begin_tables(render_tables(spec))
+    for f in spec:
+        gate.check_entity(render_entity(f))
+    gate.end_tables()
+    return gate
+
+
+@pytest.mark.parametrize("name,plant,kw,expected,sources", SPEC_DEFECTS[:10], ids=[d[0] for d in SPEC_DEFECTS[:10]])
+def test_table_checks_beside_the_entities_give_the_same_verdict(name, plant, kw, expected, sources):
+    """Counts, kept examples and their order equal those of the entities first, then the tables."""
+    spec = make_spec()
+    plant(spec)
+    one_after = make_gate(max_examples_per_code=2, **kw)
+    for f in spec:
+        one_after.check_entity(render_entity(f))
+    one_after.check_tables(render_tables(spec))
+    beside = _beside(spec, **kw)
+    assert beside.summary() == one_after.summary()
+    assert beside.failures() == one_after.failures()
+    assert beside.passed() is one_after.passed() is False
+
+
+def test_an_error_in_the_table_checks_is_raised_when_they_are_joined():
+    gate = make_gate()
+    gate.begin_tables({"films": render_tables(make_spec())["films"]})  # the other tables missing
+    with pytest.raises(ValueError, match="check_tables needs tables"):
+        gate.end_tables()

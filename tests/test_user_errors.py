@@ -132,6 +132,12 @@ def test_too_few_sample_films(tmp_path):
     one_line(cli(tmp_path, "build", "--sample", "--films", "3"), 2, "--films 3", "17")
 
 
+def test_too_many_sample_films(tmp_path):
+    """The sample world's titles run out at 160 films: a one-line usage error, not an internal error."""
+    one_line(cli(tmp_path, "sample", "generate", str(tmp_path / "w"), "--films", "161"), 2, "--films 161", "160")
+    one_line(cli(tmp_path, "build", "--sample", "--films", "200"), 2, "--films 200", "160")
+
+
 def test_usage_errors_are_one_line(tmp_path, files):
     one_line(cli(tmp_path, "build", "--bogus"), 2, "--bogus", "[usage]")
     one_line(cli(tmp_path, "inspect"), 2, "Missing argument")

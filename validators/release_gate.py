@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -169,9 +170,15 @@ class ReleaseGate(TableChecks):
         self._table_digests: dict[str, dict[str, bytes]] = {}  # imdb -> section -> digest
         self._task_rows: dict[str, bytes] = {}  # imdb -> task_references digest (films with exactly one row)
         self._capture: list[list] | None = None  # failures of the entity being checked (check_entity_outcome)
+        #: the table checks running in a thread (:meth:`begin_tables`): (thread, its failures, its error)
+        self._table_thread: tuple[threading.Thread, list[tuple], list[BaseException]] | None = None
 
     # -- recording --------------------------------------------------------------------------
     def _fail(self, code: str, imdb_id: str | None, detail: str, source: str, into: list | None = None) -> None:
+        pending = self._table_thread
+        if into is None and pending is not None and pending[0] is threading.current_thread():
+            pending[1].append((code, imdb_id, detail, source))  # recorded when the thread is joined
+            return
         f = GateFailure(CHECK_OF[code], code, imdb_id, _clip(detail), source)
         if into is not None:
             into.append(f)
@@ -182,6 +189,37 @@ class ReleaseGate(TableChecks):
         if self._kept_per_code[code] < self.max_examples:
             self._kept_per_code[code] += 1
             self._kept.append(f)
+
+    # -- tables beside the entities ------------------------------------------------------------
+    def begin_tables(self, tables: Mapping[str, Any]) -> None:
+        """Start :meth:`check_tables` in a thread — its work is DuckDB's, which runs without the
+        GIL — while the entities are checked; :meth:`end_tables` waits for it. Its failures are
+        recorded when it is joined, so the gate's counts, kept examples and their order are those
+        of checking the entities first and the tables after them."""
+        failures: list[tuple] = []
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self.check_tables(tables)
+            except BaseException as exc:  # raised again by end_tables
+                errors.append(exc)
+
+        thread = threading.Thread(target=run, name="release-gate-tables", daemon=True)
+        self._table_thread = (thread, failures, errors)
+        thread.start()
+
+    def end_tables(self) -> None:
+        """Wait for the table checks :meth:`begin_tables` started and record their failures."""
+        if self._table_thread is None:
+            return
+        thread, failures, errors = self._table_thread
+        thread.join()
+        self._table_thread = None
+        if errors:
+            raise errors[0]
+        for code, imdb_id, detail, source in failures:
+            self._fail(code, imdb_id, detail, source)
 
     # -- entities -----------------------------------------------------------------------------
     def check_entity(self, entity: dict) -> None:

@@ -193,8 +193,21 @@ def _per_film(raw: dict[str, Any], label: str, skip: set[str]) -> dict[str, Any]
     }
 
 
-def _data_diff(old: Mapping[str, Path | pa.Table | None], new: Mapping[str, Path | pa.Table | None]) -> dict[str, Any]:
-    """Diff of the data tables given as Parquet paths or Arrow tables (None = absent)."""
+def _data_diff(old: Mapping[str, Path | pa.Table | None], new: Mapping[str, Path | pa.Table | None],
+               *, kind_only: bool = False) -> dict[str, Any]:
+    """Diff of the data tables given as Parquet paths or Arrow tables (None = absent).
+    ``kind_only``: only ``change_kind`` is wanted, so the entries (the one table as large as the
+    corpus) are compared only when the other tables leave the kind below major — entries can
+    raise the kind, never lower it; ``entries`` is then None when they were not compared."""
+    if kind_only:
+        first = _data_diff_tables(old, new, skip_entries=True)
+        if first["change_kind"] == "major":
+            return {**first, "entries": None}
+    return _data_diff_tables(old, new, skip_entries=False)
+
+
+def _data_diff_tables(old: Mapping[str, Path | pa.Table | None], new: Mapping[str, Path | pa.Table | None],
+                      skip_entries: bool) -> dict[str, Any]:
     con = duckdb.connect()
     try:
         present: dict[str, dict[str, bool]] = {}
@@ -208,7 +221,7 @@ def _data_diff(old: Mapping[str, Path | pa.Table | None], new: Mapping[str, Path
                 _empty_like(con, f"old_{name}", f"new_{name}")
         both = {name: p["old"] or p["new"] for name, p in present.items()}
         raw = {name: _keyed_diff(con, name, key) for name, key in KEYED.items() if both[name]}
-        entries = _entries_diff(con) if both["entries"] else None
+        entries = _entries_diff(con) if both["entries"] and not skip_entries else None
     finally:
         con.close()
 
@@ -335,7 +348,7 @@ def change_kind_from_tables(old_dir: Path, new_tables: Mapping[str, pa.Table]) -
     exactly as they will be written (films without its raw JSON columns)."""
     old_dir = Path(old_dir)
     return _data_diff({n: old_dir / f"{n}.parquet" for n in DATA_TABLES},
-                      {n: new_tables.get(n) for n in DATA_TABLES})["change_kind"]
+                      {n: new_tables.get(n) for n in DATA_TABLES}, kind_only=True)["change_kind"]
 
 
 def _head(items: list[str], n: int = 8) -> str:

@@ -71,10 +71,10 @@ def _read(path: Path) -> tuple[str, dict[str, Any], dict[str, str]] | None:
     """An entry: its body's sha256, then the body — the head and texts as one JSON line, then
     the entity's line."""
     try:
-        sha, body = path.read_bytes().decode("utf-8").split("\n", 1)
-        if sha != _sha(body):
+        sha, raw = path.read_bytes().split(b"\n", 1)
+        if sha.decode("ascii") != hashlib.sha256(raw).hexdigest():  # the bytes hashed as written
             return None
-        meta, line = body.split("\n", 1)
+        meta, line = raw.decode("utf-8").split("\n", 1)
         info = json.loads(meta)
     except (OSError, ValueError):
         return None

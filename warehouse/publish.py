@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 from collections.abc import Iterable, Mapping
@@ -36,6 +37,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cinesub import tmpfiles
+
+log = logging.getLogger(__name__)
 
 #: DuckDB storage format of a release's database: the one every DuckDB 1.x (and later) reads
 DUCKDB_STORAGE_VERSION = "v1.0.0"
@@ -281,6 +284,8 @@ class ReleaseWriter:
         self.files: dict[str, dict[str, Any]] = {}
         self.tmp: Path | None = None
         self.version: str | None = None
+        #: the database begun by :meth:`start_database`: (name, future, tables it writes)
+        self._db: tuple[str, Any, frozenset[str]] | None = None
 
     def __enter__(self) -> ReleaseWriter:
         tmpfiles.sweep(self.releases_dir)  # what a killed build left (.tmp-release-*, .tmp-latest-*)
@@ -288,9 +293,16 @@ class ReleaseWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self.tmp = None
+        try:
+            self._wait_database()  # its thread writes into the staging directory
+        except Exception:
+            if exc_type is None:
+                raise
+            log.warning("release database thread failed too", exc_info=True)  # the first error propagates
+        finally:
+            if self.tmp is not None:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+                self.tmp = None
 
     @property
     def dir(self) -> Path:
@@ -316,9 +328,35 @@ class ReleaseWriter:
         self.version = bump(self.prev, kind)
         return self.version
 
+    def start_database(self, name: str, sources: Mapping[str, str]) -> None:
+        """Begin the database ``name`` with the Parquet files ``sources`` already written (table →
+        relative path) in a background thread — DuckDB copies rows without holding the GIL —
+        while the rest of the release is made; :meth:`write_database` of ``name`` adds the other
+        tables after them (the same tables in the same order as one call would write) and waits."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        paths = {t: self.dir / rel for t, rel in sources.items()}
+        pool = ThreadPoolExecutor(1, thread_name_prefix="release-database")
+        try:
+            self._db = (name, pool.submit(write_database, self.dir / name, paths), frozenset(sources))
+        finally:
+            pool.shutdown(wait=False)
+
+    def _wait_database(self) -> frozenset[str]:
+        """Wait for the database begun by :meth:`start_database` (its error raised); the tables
+        it wrote (none when none was begun)."""
+        if self._db is None:
+            return frozenset()
+        _, future, written = self._db
+        self._db = None
+        future.result()
+        return written
+
     def write_database(self, name: str, sources: Mapping[str, str]) -> None:
         """``name``: a DuckDB database of the release's Parquet files (table → relative path)."""
-        write_database(self.dir / name, {t: self.dir / rel for t, rel in sources.items()})
+        begun = self._db is not None and self._db[0] == name
+        written = self._wait_database() if begun else frozenset()
+        write_database(self.dir / name, {t: self.dir / rel for t, rel in sources.items() if t not in written})
         self.add(name, note=DATABASE_NOTE)
 
     def write_stage_stats(self, stage_stats: Iterable[Mapping[str, Any]] | None) -> Path | None:

@@ -119,7 +119,7 @@ class ReleaseBlocked(CinesubError):
 def _previous_ids(prev_dir: Path | None) -> dict[str, int] | None:
     if prev_dir is None or not (prev_dir / "films.parquet").is_file():
         return None
-    t = pq.read_table(prev_dir / "films.parquet", columns=["imdb_id", "id"])
+    t = pq.ParquetFile(prev_dir / "films.parquet").read(columns=["imdb_id", "id"])  # (no pyarrow.dataset import)
     return dict(zip(t.column("imdb_id").to_pylist(), t.column("id").to_pylist()))
 
 
@@ -227,12 +227,15 @@ def publish(
             return {"version": prev, "path": str(prev_dir), "new": False, "kind": None, "counts": counts}
         kind = change_kind_from_tables(prev_dir, public) if prev_dir is not None else "major"
         version = writer.next_version(kind)
+        # the data tables go into the database while the entities, gate and statistics are made
+        writer.start_database("cinesub.duckdb", {n: f"{n}.parquet" for n in public})
 
         schema = load_schema()
         gate = ReleaseGate(languages=tuple(languages), countries=tuple(countries),
                            kept_task_fields=set(kept_task_fields), previous_ids=_previous_ids(prev_dir),
                            schema=schema, withheld_task_fields=withheld_task_fields)
         checker = EntityGateCache(gate, gate_cache)
+        gate.begin_tables(public)  # the table checks run beside the entities' (DuckDB, no GIL)
         n_entities = 0
         for_stats = []  # the entity fields the statistics read (warehouse/stats.py entity_tables)
         track_texts: dict[str, str] = {}  # the tracks' counted texts, by sha256 (warehouse/tokens.py)
@@ -243,7 +246,7 @@ def publish(
                 for_stats.append({k: head[k] for k in ENTITY_STAT_FIELDS if k in head})
                 track_texts.update(texts)
                 n_entities += 1
-        gate.check_tables(public)
+        gate.end_tables()
         if not gate.passed():
             out = (reports_dir or releases_dir.parent / "reports") / "release-gate" / version
             out.mkdir(parents=True, exist_ok=True)

@@ -139,14 +139,15 @@ def count_track_tokens(entries_table: pa.Table | pl.DataFrame, *, encoding: str 
     if known is None:
         load_encoding(encoding)  # fail fast, before any formatting work
     known = known or {}
-    df = df.select(ENTRY_COLUMNS).sort(["track_id", "start_ms", "index"], maintain_order=True)
+    df = df.select(ENTRY_COLUMNS)
     counts: dict[str, int] = {}
     all_ids: list[str] | None = None
     if texts and known:
-        all_ids = df["track_id"].unique(maintain_order=True).to_list()
+        all_ids = df["track_id"].unique().sort().to_list()
         counts = {t: int(known[texts[t]]) for t in all_ids if t in texts and texts[t] in known}
-        if counts:
+        if counts:  # only the tracks still to count are sorted and formatted
             df = df.filter(~pl.col("track_id").is_in(list(counts)))
+    df = df.sort(["track_id", "start_ms", "index"], maintain_order=True)
     batch_ids: list[str] = []
     batch_texts: list[str] = []
 

@@ -139,6 +139,11 @@ def slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower().replace("'", "")).strip("-")
 
 
+def max_films() -> int:
+    """How many distinct titles (so films) a sample world can have."""
+    return len(TITLES) + len(_ADJ) * len(_NOUN)
+
+
 def titles(rng: random.Random, n: int) -> list[str]:
     pool = list(TITLES)
     rng.shuffle(pool)
