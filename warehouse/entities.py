@@ -182,6 +182,9 @@ class EntityLine(NamedTuple):
     head: dict[str, Any]
     texts: dict[str, str]
     entity: dict[str, Any] | None
+    #: sha256 of the entity cache's entry that holds ``line`` (None without a cache): a digest
+    #: of the line the gate cache keys by, without hashing the line again
+    digest: str | None = None
 
 
 def film_entity_lines(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], countries: tuple[str, ...],
@@ -197,16 +200,16 @@ def film_entity_lines(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table
         key = source.key(cache.prefix, inp) if cache.dir is not None else None
         hit = cache.get(key) if key is not None else None
         if hit is not None:
-            yield EntityLine(*hit, None)
+            line, head, texts, digest = hit
+            yield EntityLine(line, head, texts, None, digest)
             continue
         entity = source.entity(inp)
         line = entity_line(entity)
         head = {k: v for k, v in entity.items() if k != "subtitles"}
         texts = {t["track_id"]: text_sha256(format_track(s["entries"]))
                  for t, s in zip(inp.tracks, entity["subtitles"])}
-        if key is not None:
-            cache.put(key, line, head, texts)
-        yield EntityLine(line, head, texts, entity)
+        digest = cache.put(key, line, head, texts) if key is not None else None
+        yield EntityLine(line, head, texts, entity, digest)
 
 
 class TrackEntries:

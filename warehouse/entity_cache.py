@@ -49,8 +49,9 @@ class EntityLineCache(KeyedCache):
     def __init__(self, cache_dir: Path | None, cohort: str):
         super().__init__(cache_dir, code_digest() if cache_dir is not None else "", cohort)
 
-    def get(self, key: str) -> tuple[str, dict[str, Any], dict[str, str]] | None:
-        """(line, head, texts) of ``key``, or None (no entry, or an unusable one)."""
+    def get(self, key: str) -> tuple[str, dict[str, Any], dict[str, str], str] | None:
+        """(line, head, texts, sha256 of the entry's body) of ``key``, or None (no entry, or an
+        unusable one)."""
         got = _read(self.entry(key))
         if got is None:
             self.misses += 1
@@ -58,21 +59,25 @@ class EntityLineCache(KeyedCache):
             self.hits += 1
         return got
 
-    def put(self, key: str, line: str, head: dict[str, Any], texts: dict[str, str]) -> None:
+    def put(self, key: str, line: str, head: dict[str, Any], texts: dict[str, str]) -> str:
+        """Keep the entry; the sha256 of its body (which holds ``line``)."""
         body = json.dumps({"head": head, "texts": texts}, ensure_ascii=False) + "\n" + line
-        write_text_atomic(self.entry(key), _sha(body) + "\n" + body)
+        sha = _sha(body)
+        write_text_atomic(self.entry(key), sha + "\n" + body)
+        return sha
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _read(path: Path) -> tuple[str, dict[str, Any], dict[str, str]] | None:
+def _read(path: Path) -> tuple[str, dict[str, Any], dict[str, str], str] | None:
     """An entry: its body's sha256, then the body — the head and texts as one JSON line, then
     the entity's line."""
     try:
-        sha, raw = path.read_bytes().split(b"\n", 1)
-        if sha.decode("ascii") != hashlib.sha256(raw).hexdigest():  # the bytes hashed as written
+        sha_b, raw = path.read_bytes().split(b"\n", 1)
+        sha = sha_b.decode("ascii")
+        if sha != hashlib.sha256(raw).hexdigest():  # the bytes hashed as written
             return None
         meta, line = raw.decode("utf-8").split("\n", 1)
         info = json.loads(meta)
@@ -80,4 +85,4 @@ def _read(path: Path) -> tuple[str, dict[str, Any], dict[str, str]] | None:
         return None
     if not (isinstance(info, dict) and isinstance(info.get("head"), dict) and isinstance(info.get("texts"), dict)):
         return None
-    return line, info["head"], info["texts"]
+    return line, info["head"], info["texts"], sha

@@ -65,17 +65,22 @@ class EntityGateCache(KeyedCache):
         super().__init__(cache_dir, code_digest() if cache_dir is not None else "",
                          gate.entity_settings() if cache_dir is not None else "")
 
-    def path(self, line: str) -> Path:
+    def path(self, line: str, digest: str | None = None) -> Path:
+        """The entry of ``line``; ``digest``: the sha256 of an entity-cache entry that holds the
+        line (warehouse/entity_cache.py: the same entry, the same line), used instead of hashing
+        the line again."""
+        if digest is not None:
+            return self.entry(hashlib.sha256(self.prefix + b"entity-entry\0" + digest.encode()).hexdigest())
         return self.entry(hashlib.sha256(self.prefix + line.encode("utf-8")).hexdigest())
 
-    def check(self, entity: dict | None, line: str) -> None:
+    def check(self, entity: dict | None, line: str, digest: str | None = None) -> None:
         """Check ``entity``, whose films.jsonl line (without its newline) is ``line`` (``None``:
         the entity is read from the line when it has to be checked — a line from the entity
-        cache, warehouse/entity_cache.py)."""
+        cache, warehouse/entity_cache.py); ``digest``: see :meth:`path`."""
         if self.dir is None:
             self.gate.check_entity(json.loads(line) if entity is None else entity)
             return
-        path = self.path(line)
+        path = self.path(line, digest)
         outcome = _read(path)
         if outcome is not None:
             self.hits += 1

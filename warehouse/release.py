@@ -240,8 +240,8 @@ def publish(
         for_stats = []  # the entity fields the statistics read (warehouse/stats.py entity_tables)
         track_texts: dict[str, str] = {}  # the tracks' counted texts, by sha256 (warehouse/tokens.py)
         with open(writer.add("films.jsonl"), "w", encoding="utf-8") as fh:
-            for line, head, texts, entity in film_entity_lines(state_con, tables, countries, entity_cache):
-                checker.check(entity, line)
+            for line, head, texts, entity, digest in film_entity_lines(state_con, tables, countries, entity_cache):
+                checker.check(entity, line, digest)
                 fh.write(line + "\n")
                 for_stats.append({k: head[k] for k in ENTITY_STAT_FIELDS if k in head})
                 track_texts.update(texts)
