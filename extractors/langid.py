@@ -108,7 +108,8 @@ def payload_text(text: str, max_chars: int = 6000, pieces: int = 4) -> str:
         step = (len(text) - width) // max(1, pieces - 1)
         text = "\n".join(text[i * step : i * step + width] for i in range(pieces))
     text = _NON_PAYLOAD_LINE.sub("", text)
-    text = _TAGS.sub(" ", text)
+    if "<" in text or "{" in text:  # every tag holds one (else the substitution changes nothing)
+        text = _TAGS.sub(" ", text)
     text = " ".join(text.split())  # whitespace runs as one space, stripped (str.isspace, as re's \s)
     return text[: max_chars * 2] if len(text) > max_chars * 2 else text
 
@@ -247,6 +248,11 @@ def _clean(text: str) -> str:
     return unicodedata.normalize("NFC", text).replace("\n", " ").replace("\r", " ").lower()
 
 
+def _clean_nfc(text: str) -> str:
+    """:func:`_clean` of a text that is NFC already."""
+    return text.replace("\n", " ").replace("\r", " ").lower()
+
+
 def predict(text: str, k: int = 3) -> dict[str, float]:
     """Top ``k`` languages of one text (ISO 639-1 where one exists) with their probabilities.
 
@@ -257,13 +263,15 @@ def predict(text: str, k: int = 3) -> dict[str, float]:
     return {label.removeprefix("__label__"): min(1.0, float(p)) for label, p in zip(labels, probs)}
 
 
-def predict_top(texts: list[str]) -> list[str | None]:
+def predict_top(texts: list[str], *, nfc: bool = False) -> list[str | None]:
     """The top language of each text, as ``next(iter(predict(text, k=1)), None)``, in one batched
-    model call (``multilinePredict``: one crossing into the model for the whole list)."""
+    model call (``multilinePredict``: one crossing into the model for the whole list). ``nfc``:
+    the caller's texts are NFC already (not normalized again: NFC of an NFC text is the text)."""
     keep = [i for i, text in enumerate(texts) if any(ch.isalpha() for ch in text)]
     out: list[str | None] = [None] * len(texts)
     if keep:
-        labels = fasttext_model().f.multilinePredict([_clean(texts[i]) + "\n" for i in keep], 1, 0.0, "strict")
+        clean = _clean_nfc if nfc else _clean
+        labels = fasttext_model().f.multilinePredict([clean(texts[i]) + "\n" for i in keep], 1, 0.0, "strict")
         for i, top in zip(keep, labels):
             out[i] = top[0].removeprefix("__label__") if top else None
     return out

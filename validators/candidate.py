@@ -332,7 +332,6 @@ def _outcome(run: CandidateRun, step: list[str]) -> TrackOutcome:
         return TrackOutcome("rejected", dec.encoding, dec.decoder, run.layers or dec.reasons, run.flags,
                             n_repairs=len(run.repairs), errors=run.errors, repairs=run.repairs)
     step[0] = "tokens"
-    clean = run.entries.with_row_index("position").with_columns(pl.col("position").cast(pl.Int64))
     assert run.sanitized is not None and run.totals is not None
     return TrackOutcome(
         status=run.status,
@@ -340,7 +339,9 @@ def _outcome(run: CandidateRun, step: list[str]) -> TrackOutcome:
         decoder=dec.decoder,
         reasons=run.layers,
         flags=run.flags,
-        entries=clean.select(list(ENTRY_OUTPUT_COLUMNS)),
+        entries=run.entries.select(  # position: the 0-based place in the file
+            pl.int_range(0, pl.len(), dtype=pl.Int64).alias(c) if c == "position" else pl.col(c)
+            for c in ENTRY_OUTPUT_COLUMNS),
         sanitization=run.sanitized.log,
         n_repairs=len(run.repairs),
         n_tokens=run.totals[0],

@@ -96,7 +96,7 @@ def detect_chunks(texts: list[str]) -> list[str]:
     (:func:`extractors.langid.predict_top`) and the script counts of all of them in one
     vectorised pass (:func:`script_counts`)."""
     texts = [unicodedata.normalize("NFC", t) for t in texts]
-    tops = langid.predict_top(texts)
+    tops = langid.predict_top(texts, nfc=True)  # NFC above
     counts = script_counts(texts)
     return [_decide(top or UNKNOWN, text, row) for top, text, row in zip(tops, texts, counts)]
 
