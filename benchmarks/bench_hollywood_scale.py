@@ -16,7 +16,8 @@ index + scandata per item, page texts into the raw store, incremental by fingerp
 (one ``_jp2.zip`` member per kept page, streamed, fitted, content-addressed — the function
 ``variety-extract`` calls when Gemini reads), then ``VarietyExtractStage`` with the offline
 OCR-rules extractor (what runs without a Gemini key; the images are fetched as the Gemini path
-fetches them but not read by a model), then ``VarietyAggregateStage``. Measured: wall time per
+fetches them but not read by a model), then ``VarietyAggregateStage``; each stage on a state-DB
+connection of its own, as the kernel runs them (``stage.open_state``). Measured: wall time per
 phase, peak RSS (the worker's own ``VmHWM``; ``ru_maxrss`` would carry its parent's peak across fork + exec), bytes fetched by
 kind (metadata, search, text derivatives, images, whole zips) from the fixture's log, bytes stored
 (the raw store on disk, plus the state DB).
@@ -187,22 +188,32 @@ def work(host: str, home: Path, first: str = "1934-01-01", last: str = "1934-12-
         peak[0] = max(peak[0], now["VmHWM"] or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
         rss[name] = peak[0]
 
-    with pd_connect(pd_state_db(settings)) as con:
-        def fetch_images() -> dict[str, Any]:
-            kept = [dict(zip(("item_id", "page", "leaf", "jp2_zip", "image_sha256"), r)) for r in con.execute(
-                """SELECT p.item_id, p.page, coalesce(p.leaf, p.page), i.jp2_zip, NULL
-                   FROM pd_pages p JOIN pd_page_filter f USING (item_id, page) LEFT JOIN pd_variety_items i USING (item_id)
-                   WHERE f.keep ORDER BY p.item_id, p.page""").fetchall()]
-            failed = fetch_kept_images(ctx, kept)
-            return {"kept_pages": len(kept), "fetched": sum(1 for p in kept if p["image_sha256"]),
-                    "failed": {f"{k[0]}/{k[1]}": v[0] for k, v in failed.items()}}
+    db = pd_state_db(settings)
 
-        timed("discover", lambda: VarietyDiscoverStage().run(ctx, con))
-        timed("filter", lambda: VarietyFilterStage().run(ctx, con))
-        timed("fetch_images", fetch_images)
-        stats["images"] = stats.pop("fetch_images")
-        timed("extract", lambda: OcrRulesExtract().run(ctx, con))
-        timed("aggregate", lambda: VarietyAggregateStage().run(ctx, con))
+    def on_state(step: Any) -> Any:
+        # each stage on a connection of its own, opened and closed around it, as the kernel runs a
+        # stage (flows/kernel_exec.execute: ``stage.open_state``): the close (with its checkpoint)
+        # is in the stage's phase, and DuckDB's memory for the state DB is freed between stages
+        def run() -> Any:
+            with pd_connect(db) as con:
+                return step(con)
+        return run
+
+    def fetch_images(con: Any) -> dict[str, Any]:
+        kept = [dict(zip(("item_id", "page", "leaf", "jp2_zip", "image_sha256"), r)) for r in con.execute(
+            """SELECT p.item_id, p.page, coalesce(p.leaf, p.page), i.jp2_zip, NULL
+               FROM pd_pages p JOIN pd_page_filter f USING (item_id, page) LEFT JOIN pd_variety_items i USING (item_id)
+               WHERE f.keep ORDER BY p.item_id, p.page""").fetchall()]
+        failed = fetch_kept_images(ctx, kept)
+        return {"kept_pages": len(kept), "fetched": sum(1 for p in kept if p["image_sha256"]),
+                "failed": {f"{k[0]}/{k[1]}": v[0] for k, v in failed.items()}}
+
+    timed("discover", on_state(lambda con: VarietyDiscoverStage().run(ctx, con)))
+    timed("filter", on_state(lambda con: VarietyFilterStage().run(ctx, con)))
+    timed("fetch_images", on_state(fetch_images))
+    stats["images"] = stats.pop("fetch_images")
+    timed("extract", on_state(lambda con: OcrRulesExtract().run(ctx, con)))
+    timed("aggregate", on_state(lambda con: VarietyAggregateStage().run(ctx, con)))
     secs["total"] = time.perf_counter() - t_all
     store = raw_store(ctx)
     return {"stats": stats, "seconds": {k: round(v, 2) for k, v in secs.items()},

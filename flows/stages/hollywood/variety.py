@@ -114,6 +114,7 @@ class VarietyDiscoverStage(PDStage):
                        date_end=meta.get("date-end") or meta.get("date"))
             jobs.append((spec, row, opts))
         requests, failed_attempts = client.requests, len(client.events)
+        written = 0
         for row, pages, n_req, n_failed in _items(ctx).map(discover_work, jobs, discover_failed):
             requests, failed_attempts = requests + n_req, failed_attempts + n_failed
             if row.get("reason"):
@@ -124,6 +125,9 @@ class VarietyDiscoverStage(PDStage):
                 if not row.get("jp2_zip"):
                     reasons["no_page_images"] += 1
             write_item(con, row, pages)
+            written += 1
+            if written % ITEM_CHUNK == 0:  # committed rows into the DB file: DuckDB holds a chunk at most
+                flush_rows(con)
         removed = sorted(set(prev) - set(ids))
         change["removed"] = len(removed)
         if removed:
