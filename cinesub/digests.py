@@ -47,16 +47,13 @@ def tree_digest(root: Path | str, subdirs: Iterable[str] | None = None) -> str:
     changes the digest."""
     root = Path(root)
     h = hashlib.sha256()
-    if subdirs is None:
-        paths = sorted(root.rglob("*"))
-    else:
-        paths = sorted(p for d in subdirs if (root / d).is_dir() for p in (root / d).rglob("*"))
-    for p in paths:
-        name = os.fsencode(p.relative_to(root))
+    tops = [root] if subdirs is None else [root / d for d in subdirs if (root / d).is_dir()]
+    for parts, p in sorted(entry for top in tops for entry in _below(root, top)):
+        name = os.fsencode("/".join(parts))
         try:
             st = os.stat(p)
             if not stat.S_ISREG(st.st_mode):
-                if not p.is_dir():
+                if not stat.S_ISDIR(st.st_mode):
                     h.update(name + b"\0special\0")
                 continue
             digest = _file_sha256(p, st)
@@ -65,6 +62,19 @@ def tree_digest(root: Path | str, subdirs: Iterable[str] | None = None) -> str:
         except OSError as exc:  # dangling link, permission denied
             h.update(name + b"\0" + type(exc).__name__.encode() + b"\0")
     return h.hexdigest()
+
+
+def _below(root: Path, top: Path) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(path parts relative to ``root``, path) of everything below ``top``, as ``top.rglob("*")``
+    lists it (a link to a folder is listed, not entered; an unreadable folder is passed over),
+    with plain strings instead of Path objects (a tree of tens of thousands of files: ~4x
+    faster); sorted, the parts order the entries as ``sorted()`` orders the Paths."""
+    base = str(root)
+    for dirpath, dirs, files in os.walk(top):
+        rel = os.path.relpath(dirpath, base)
+        head = () if rel == os.curdir else tuple(rel.split(os.sep))
+        for name in (*dirs, *files):
+            yield (*head, name), os.path.join(dirpath, name)
 
 
 def files_digest(paths: Iterable[Path | str], *extra: str) -> str:

@@ -63,3 +63,48 @@ def test_scopes_nest(tmp_path):
             assert tree_digest(root) == d
         assert digests._MEMO is not None
     assert digests._MEMO is None
+
+
+def _digest_as_before(root, subdirs=None):
+    """tree_digest as it was written over pathlib (sorted rglob, Path.relative_to, Path.is_dir)."""
+    import stat as st_mod
+    from pathlib import Path
+
+    root = Path(root)
+    h = hashlib.sha256()
+    paths = sorted(root.rglob("*")) if subdirs is None else \
+        sorted(p for d in subdirs if (root / d).is_dir() for p in (root / d).rglob("*"))
+    for p in paths:
+        name = os.fsencode(p.relative_to(root))
+        try:
+            if not st_mod.S_ISREG(os.stat(p).st_mode):
+                if not p.is_dir():
+                    h.update(name + b"\0special\0")
+                continue
+            with open(p, "rb") as f:
+                h.update(name + b"\0")
+                h.update(hashlib.file_digest(f, "sha256").digest())
+        except OSError as exc:
+            h.update(name + b"\0" + type(exc).__name__.encode() + b"\0")
+    return h.hexdigest()
+
+
+def test_the_digest_is_the_one_the_pathlib_walk_gave(tmp_path):
+    """Same bytes as before the walk used plain strings: hidden files, names that sort
+    differently as strings and as path parts (``a-b`` vs ``a/b``), a non-UTF-8 name, a FIFO, a
+    dangling link, a link to a folder (listed, not entered), nested and empty folders."""
+    root = _tree(tmp_path / "w")
+    (root / "a-b").write_text("x")
+    (root / "a" / "b").mkdir()
+    (root / "a" / "b" / "c.txt").write_text("deep")
+    (root / ".hidden").write_text("h")
+    (root / "empty").mkdir()
+    (root / os.fsdecode(b"caf\xe9.srt")).write_bytes(b"latin-1 name")
+    os.mkfifo(root / "pipe")
+    os.symlink(root / "nowhere", root / "dangling")
+    os.symlink(root / "a", root / "link-to-a")
+    assert tree_digest(root) == _digest_as_before(root)
+    assert tree_digest(root, ["a", "a/b", "missing", "link-to-a"]) == \
+        _digest_as_before(root, ["a", "a/b", "missing", "link-to-a"])
+    with one_snapshot():
+        assert tree_digest(root) == _digest_as_before(root)
