@@ -154,7 +154,7 @@ def work(host: str, home: Path, first: str = "1934-01-01", last: str = "1934-12-
     from cinesub.settings import load_settings
     from extractors.ia import IAClient, ia_retry_policy, make_session
     from flows.stages.hollywood.boxoffice import VarietyAggregateStage
-    from flows.stages.hollywood.common import pd_connect, pd_state_db, raw_store
+    from flows.stages.hollywood.common import pd_state_db, raw_store
     from flows.stages.hollywood.variety import (VarietyDiscoverStage, VarietyExtractStage, VarietyFilterStage,
                                                 fetch_kept_images)
 
@@ -188,14 +188,14 @@ def work(host: str, home: Path, first: str = "1934-01-01", last: str = "1934-12-
         peak[0] = max(peak[0], now["VmHWM"] or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
         rss[name] = peak[0]
 
-    db = pd_state_db(settings)
 
-    def on_state(step: Any) -> Any:
+    def on_state(stage: Any, step: Any) -> Any:
         # each stage on a connection of its own, opened and closed around it, as the kernel runs a
-        # stage (flows/kernel_exec.execute: ``stage.open_state``): the close (with its checkpoint)
-        # is in the stage's phase, and DuckDB's memory for the state DB is freed between stages
+        # stage (flows/kernel_exec.execute: ``stage.open_state``, with the Hollywood state DB's
+        # ``hollywood.state_memory_limit``): the close (with its checkpoint) is in the stage's
+        # phase, and DuckDB's memory for the state DB is freed between stages
         def run() -> Any:
-            with pd_connect(db) as con:
+            with stage.open_state(ctx) as con:
                 return step(con)
         return run
 
@@ -208,12 +208,14 @@ def work(host: str, home: Path, first: str = "1934-01-01", last: str = "1934-12-
         return {"kept_pages": len(kept), "fetched": sum(1 for p in kept if p["image_sha256"]),
                 "failed": {f"{k[0]}/{k[1]}": v[0] for k, v in failed.items()}}
 
-    timed("discover", on_state(lambda con: VarietyDiscoverStage().run(ctx, con)))
-    timed("filter", on_state(lambda con: VarietyFilterStage().run(ctx, con)))
-    timed("fetch_images", on_state(fetch_images))
+    stages = {"discover": VarietyDiscoverStage(), "filter": VarietyFilterStage(), "extract": OcrRulesExtract(),
+              "aggregate": VarietyAggregateStage()}
+    for name in ("discover", "filter"):
+        timed(name, on_state(stages[name], lambda con, stage=stages[name]: stage.run(ctx, con)))
+    timed("fetch_images", on_state(stages["extract"], fetch_images))  # variety-extract's image fetch
     stats["images"] = stats.pop("fetch_images")
-    timed("extract", on_state(lambda con: OcrRulesExtract().run(ctx, con)))
-    timed("aggregate", on_state(lambda con: VarietyAggregateStage().run(ctx, con)))
+    for name in ("extract", "aggregate"):
+        timed(name, on_state(stages[name], lambda con, stage=stages[name]: stage.run(ctx, con)))
     secs["total"] = time.perf_counter() - t_all
     store = raw_store(ctx)
     return {"stats": stats, "seconds": {k: round(v, 2) for k, v in secs.items()},

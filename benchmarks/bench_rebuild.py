@@ -130,17 +130,22 @@ def reupload(home: Path, world: Path, share: float) -> list[dict[str, Any]]:
 LARGER_WORLD_FILMS = 160
 
 
-def run(quick: bool = False, ephemeral: bool = False) -> dict[str, Any]:
+def run(quick: bool = False, ephemeral: bool = False, out: Path | None = None) -> dict[str, Any]:
     """``ephemeral``: every build starts Prefect's ephemeral server (no ``cinesub server``).
     The default 40-film world, then (not ``quick``) the :data:`LARGER_WORLD_FILMS` world: both
-    are judged on (a) and (b); (c) is the default sample build's."""
+    are judged on (a) and (b); (c) is the default sample build's. ``out``: the results go to
+    this file instead of benchmarks/results/ (a run on a shared machine keeps the recorded
+    figures)."""
     result = measure(17 if quick else 40, ephemeral)
     if not quick:
         larger = measure(LARGER_WORLD_FILMS, ephemeral)
         result["larger_world"] = {k: larger[k] for k in ("films", "full_build", "unchanged_rebuild",
                                                           "one_percent_rebuild", "figures", "checks", "meets")}
         result["larger_world"]["meets"].pop("c_sample_build_under_60s", None)  # (c) is the default build's
-        write_results("rebuild_ephemeral" if ephemeral else "rebuild", result)
+        if out is not None:
+            out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        else:
+            write_results("rebuild_ephemeral" if ephemeral else "rebuild", result)
         lw = result["larger_world"]["figures"]
         print(f"{LARGER_WORLD_FILMS} films: full {lw['full_build_s']} s, unchanged {lw['unchanged_rebuild_s']} s, "
               f"1 % {lw['one_percent_rebuild_s']} s = {100 * lw['one_percent_ratio']:.1f} %")
@@ -211,5 +216,18 @@ def _slim(r: dict[str, Any]) -> dict[str, Any]:
                                                                              "reused_stages")}}
 
 
+def _main(argv: list[str]) -> None:
+    """``[--quick] [--ephemeral] [--out FILE] [--films N]``: ``--films N`` measures only that
+    world (printed, and written to ``--out`` when given; never to benchmarks/results/)."""
+    out = Path(argv[argv.index("--out") + 1]) if "--out" in argv else None
+    ephemeral = "--ephemeral" in argv
+    if "--films" in argv:
+        result = measure(int(argv[argv.index("--films") + 1]), ephemeral)
+        if out is not None:
+            out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return
+    run(quick="--quick" in argv, ephemeral=ephemeral, out=out)
+
+
 if __name__ == "__main__":
-    run(quick="--quick" in sys.argv[1:], ephemeral="--ephemeral" in sys.argv[1:])
+    _main(sys.argv[1:])

@@ -316,6 +316,11 @@ class HollywoodSettings(BaseModel):
     page_image_max_b64_bytes: int = Field(
         18_000_000, ge=10_000, description="a page image sent to the model is PNG when its base64 fits this many "
         "bytes, else a downscaled JPEG that fits (Gemini's inline request limit is 20 MB)")
+    state_memory_limit: str | None = Field(
+        "64MiB", pattern=r"^\d+(\.\d+)?\s*(B|KB|KiB|MB|MiB|GB|GiB)$",
+        description="DuckDB memory_limit of the Hollywood state DB while a stage runs (None: DuckDB's default, "
+        "80 % of RAM). Beyond it DuckDB evicts cached blocks and spills to <db>.tmp, so the state DB's memory does "
+        "not grow with the items (issue 17; docs/hollywood.md). Not in the config hash: it changes no output")
     film_title_min: float = Field(90.0, ge=0, le=100, description="title similarity (0-100) linking a ranked film to a "
                                   "registration or an IA film item")
     sample_seed: int = Field(1934, description="seed of the sample Variety and CCE worlds")

@@ -21,19 +21,17 @@
 -- and window all entries again. Rows in track_id order.
 
 -- Subtitle-interval coverage per track (duration audit, A.9.1): the length of the union of the
--- entries' [start_ms, end_ms) intervals, overlaps counted once (validators.duration_audit.covered_ms).
--- One window: in (start_ms, end_ms) order each interval adds what reaches past the furthest end
--- of the intervals before it (``reach``), so the union is summed without numbering its blocks.
+-- entries' [start_ms, end_ms) intervals, overlaps counted once (validators.duration_audit.covered_ms),
+-- registered as track_covered(track_id, covered_ms) by warehouse/stats.py (covered_table: one
+-- vectorised pass; as a window here it was most of the statistics' time). It is the query
+--   SELECT track_id, sum(greatest(0, end_ms - greatest(start_ms, coalesce(reach, start_ms))))
+--   FROM (SELECT track_id, start_ms, end_ms,
+--                max(end_ms) OVER (PARTITION BY track_id ORDER BY start_ms, end_ms
+--                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+--         FROM entries WHERE end_ms > start_ms) GROUP BY track_id
+-- (tests/test_stat_covered.py compares the two).
 CREATE OR REPLACE TEMP TABLE stat_covered AS
-SELECT track_id, sum(greatest(0, end_ms - greatest(start_ms, coalesce(reach, start_ms))))::BIGINT AS covered_ms
-FROM (
-    SELECT track_id, start_ms, end_ms,
-           max(end_ms) OVER (PARTITION BY track_id ORDER BY start_ms, end_ms
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-    FROM entries WHERE end_ms > start_ms
-)
-GROUP BY track_id
-ORDER BY track_id;
+SELECT track_id, covered_ms::BIGINT AS covered_ms FROM track_covered ORDER BY track_id;
 
 -- One row per track of a release language, with what the tables below aggregate.
 CREATE OR REPLACE TEMP TABLE stat_track AS

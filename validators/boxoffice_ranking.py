@@ -102,11 +102,13 @@ def _check_top_n(top_n: Any) -> None:
 
 
 def define_views(con: duckdb.DuckDBPyConnection, tuples: Any, citymap: Any,
-                 aliases: Any | None = None, *, top_n: int = TOP_N) -> None:
+                 aliases: Any | None = None, *, top_n: int = TOP_N, materialize: bool = False) -> None:
     """Register the inputs and create the result views (:data:`OUTPUTS`) on ``con``, reading
     nothing back. Each input is as in :func:`aggregate`, or :class:`Sql` over ``con``'s database
     (e.g. ``Sql("SELECT … FROM pd_tuples WHERE extractor = 'ocr-rules'")``): the views then read
-    it in place whenever they are queried."""
+    it in place whenever they are queried. ``materialize``: the tuples are classified once, into
+    a TEMP table the result views read (for a caller that reads several results of a bounded
+    input: every result otherwise classifies the tuples again)."""
     _check_top_n(top_n)
     if aliases is None:
         aliases = pa.table({c: pa.array([], pa.string()) for c in ALIAS_COLUMNS})
@@ -114,6 +116,9 @@ def define_views(con: duckdb.DuckDBPyConnection, tuples: Any, citymap: Any,
     _register(con, "bo_citymap", citymap, CITYMAP_COLUMNS, CITYMAP_OPTIONAL)
     _register(con, "bo_aliases", aliases, ALIAS_COLUMNS, ALIAS_OPTIONAL)
     con.execute(sql_text("boxoffice_weekly.sql"))
+    if materialize:
+        con.execute("CREATE OR REPLACE TEMP TABLE _bo_classified_rows AS SELECT * FROM bo_classified")
+        con.execute("CREATE OR REPLACE TEMP VIEW bo_classified AS SELECT * FROM _bo_classified_rows")
     con.execute(render_sql("boxoffice_yearly.sql", top_n=top_n))
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from validators.release_gate_rules import (
@@ -36,6 +37,7 @@ class TableChecks:
         self._tables_seen = True
         con = duckdb.connect()
         try:
+            self._entries_table = tables["entries"]
             for name in GATE_TABLES:
                 con.register(name, tables[name])
                 self._table_rows[name] = tables[name].num_rows
@@ -55,6 +57,7 @@ class TableChecks:
             self._tables_digests(con)
         finally:
             con.close()
+            self._entries_table = None
 
     def _rows(self, con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
@@ -143,6 +146,17 @@ class TableChecks:
                 FROM (SELECT track_id, "index" FROM entries GROUP BY ALL HAVING count(*) > 1) d
                 JOIN tracks t USING (track_id) GROUP BY ALL ORDER BY ALL"""):
             self._fail("entry_index_duplicate", imdb, f"{lang}: {n} duplicate index(es), e.g. {examples}", "tables")
+        flagged = _timeframe_flags(getattr(self, "_entries_table", None))
+        if flagged is not None:  # the rows the query below would count, found in one vectorised pass
+            con.register("timeframe_flags", flagged)
+            rows = self._rows(con, """SELECT tr.imdb_id, tr.language,
+                       count(*) FILTER (WHERE bad), min("index") FILTER (WHERE bad),
+                       count(*) FILTER (WHERE inverted), min("index") FILTER (WHERE inverted)
+                FROM timeframe_flags JOIN tracks tr USING (track_id)
+                GROUP BY ALL ORDER BY ALL""")
+            con.unregister("timeframe_flags")
+            self._timeframe_failures(rows)
+            return
         parsed = """
             WITH e AS (
               SELECT track_id, "index", timeframe, start_ms, end_ms,
@@ -162,7 +176,10 @@ class TableChecks:
                    min("index") FILTER (WHERE start_ms > end_ms)
             FROM p JOIN tracks tr USING (track_id)
             GROUP BY ALL ORDER BY ALL""".format(re=_TIMEFRAME_SQL)
-        for imdb, lang, n_bad, first_bad, n_inv, first_inv in self._rows(con, parsed):
+        self._timeframe_failures(self._rows(con, parsed))
+
+    def _timeframe_failures(self, rows: list[tuple]) -> None:
+        for imdb, lang, n_bad, first_bad, n_inv, first_inv in rows:
             if n_bad:
                 self._fail("timeframe_malformed", imdb, f"{lang}: {n_bad} entr(ies) with a timeframe not in "
                            f"HH:MM:SS,mmm --> HH:MM:SS,mmm form or disagreeing with start_ms/end_ms, first index {first_bad}", "tables")
@@ -288,3 +305,80 @@ class TableChecks:
                 "safety": _digest(sorted(sec.get("safety", []), key=lambda x: x[0])),
             }
 
+
+
+#: a timeframe as _TIMEFRAME_SQL has it: ``HH:MM:SS,mmm --> HH:MM:SS,mmm`` (29 ASCII bytes)
+_TF_LEN = 29
+_TF_DIGITS = np.array([0, 1, 4, 7, 9, 10, 11, 17, 18, 21, 24, 26, 27, 28])
+_TF_SIXES = np.array([3, 6, 20, 23])  # tens of minutes and seconds: [0-5]
+_TF_LITERALS = {2: ":", 5: ":", 8: ",", 12: " ", 13: "-", 14: "-", 15: ">", 16: " ", 19: ":", 22: ":", 25: ","}
+_TF_LIT_AT = np.array(list(_TF_LITERALS))
+_TF_LIT = np.array([ord(c) for c in _TF_LITERALS.values()], dtype=np.uint8)
+#: HH:MM:SS,mmm → milliseconds is linear in its nine digits (at these offsets from its start)
+_TF_MS_AT = np.array([0, 1, 3, 4, 6, 7, 9, 10, 11])
+_TF_MS_WEIGHTS = np.array([36_000_000, 3_600_000, 600_000, 60_000, 10_000, 1000, 100, 10, 1], dtype=np.float64)
+
+
+def _tf_ms(digits: np.ndarray, at: int) -> np.ndarray:
+    """The milliseconds of the ``HH:MM:SS,mmm`` at byte ``at`` of each row of ``digits`` (the
+    bytes less ``'0'``; digits are checked apart): exact in float64 (below 100 hours)."""
+    return (digits[:, _TF_MS_AT + at].astype(np.float64) @ _TF_MS_WEIGHTS).astype(np.int64)
+
+
+def _int_column(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(values as int64, null mask) of an integer column; None for another type."""
+    if not pa.types.is_integer(col.type):
+        return None
+    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    nulls = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else np.zeros(len(arr), bool)
+    return arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), nulls
+
+
+def _timeframe_flags(entries: pa.Table | None) -> pa.Table | None:
+    """The entries that the timeframe query of :meth:`TableChecks._tables_entries` counts, with
+    its two conditions, as ``(track_id, index, bad, inverted)``: ``bad`` — the timeframe is not
+    ``_TIMEFRAME_SQL`` in full (or null), or its times are not start_ms and end_ms (or those are
+    null); ``inverted`` — start_ms > end_ms. Byte for byte on the column's UTF-8 data: the pattern
+    is 29 ASCII characters, so a timeframe matches it only when it is 29 bytes of exactly those
+    classes. None when the columns are not a string and two integers (the query runs instead)."""
+    if entries is None or not all(c in entries.column_names for c in ("track_id", "index", "timeframe",
+                                                                      "start_ms", "end_ms")):
+        return None
+    tf = entries.column("timeframe")
+    if not (pa.types.is_string(tf.type) or pa.types.is_large_string(tf.type)):
+        return None
+    start, end = _int_column(entries.column("start_ms")), _int_column(entries.column("end_ms"))
+    if start is None or end is None:
+        return None
+    n = entries.num_rows
+    bad = np.ones(n, dtype=bool)
+    pos = 0
+    for chunk in tf.chunks:
+        m = len(chunk)
+        if m:
+            width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+            _, off_buf, data_buf = chunk.buffers()
+            offsets = np.frombuffer(off_buf, dtype=width, count=chunk.offset + m + 1)[chunk.offset:].astype(np.int64)
+            data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+            fixed = np.diff(offsets) == _TF_LEN
+            if chunk.null_count:
+                fixed &= ~chunk.is_null().to_numpy(zero_copy_only=False)
+            idx = np.flatnonzero(fixed)
+            if len(idx):
+                first = offsets[0]
+                if len(idx) == m and offsets[-1] - first == _TF_LEN * m:  # one after another: a view
+                    rows = data[first:first + _TF_LEN * m].reshape(m, _TF_LEN)
+                else:
+                    rows = data[offsets[idx][:, None] + np.arange(_TF_LEN)]
+                digits = rows - np.uint8(48)  # wraps below '0': then above 9
+                ok = ((digits[:, _TF_DIGITS] <= 9).all(axis=1) & (digits[:, _TF_SIXES] <= 5).all(axis=1)
+                      & (rows[:, _TF_LIT_AT] == _TF_LIT).all(axis=1))
+                at = idx + pos
+                ok &= ~start[1][at] & ~end[1][at]
+                ok &= (_tf_ms(digits, 0) == start[0][at]) & (_tf_ms(digits, 17) == end[0][at])
+                bad[at] = ~ok
+        pos += m
+    inverted = ~start[1] & ~end[1] & (start[0] > end[0])
+    keep = np.flatnonzero(bad | inverted)
+    sub = entries.select(["track_id", "index"]).take(pa.array(keep, pa.int64()))
+    return sub.append_column("bad", pa.array(bad[keep])).append_column("inverted", pa.array(inverted[keep]))

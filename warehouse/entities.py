@@ -173,12 +173,13 @@ def film_entities(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table],
 
 
 class EntityLine(NamedTuple):
-    """One film of ``films.jsonl``: its ``line``, its top-level fields but ``subtitles``
-    (``head``), the sha256 of each track's ``entries`` array as text (``texts``: track_id →
-    :func:`warehouse.tokens.text_sha256`, the statistics' token-count keys) and the entity itself
-    when it was built (None when the line came from the cache)."""
+    """One film of ``films.jsonl``: its line as UTF-8 bytes (``raw``, without its newline; the
+    text is :attr:`line`), its top-level fields but ``subtitles`` (``head``), the sha256 of each
+    track's ``entries`` array as text (``texts``: track_id → :func:`warehouse.tokens.text_sha256`,
+    the statistics' token-count keys) and the entity itself when it was built (None when the
+    line came from the cache)."""
 
-    line: str
+    raw: bytes
     head: dict[str, Any]
     texts: dict[str, str]
     entity: dict[str, Any] | None
@@ -186,11 +187,17 @@ class EntityLine(NamedTuple):
     #: of the line the gate cache keys by, without hashing the line again
     digest: str | None = None
 
+    @property
+    def line(self) -> str:
+        """The line as text (:func:`entity_line` of the entity)."""
+        return self.raw.decode("utf-8")
+
 
 def film_entity_lines(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], countries: tuple[str, ...],
                       cache_dir: Path | None = None) -> Iterator[EntityLine]:
     """The entities' lines in release order; with ``cache_dir`` a film whose inputs equal an
-    earlier one's reuses that line (warehouse/entity_cache.py) instead of being built again."""
+    earlier one's reuses that line (warehouse/entity_cache.py) instead of being built again —
+    as the bytes the cache holds, never decoded (a release writes them as they are)."""
     from warehouse.entity_cache import EntityLineCache
     from warehouse.tokens import format_track, text_sha256
 
@@ -200,16 +207,16 @@ def film_entity_lines(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table
         key = source.key(cache.prefix, inp) if cache.dir is not None else None
         hit = cache.get(key) if key is not None else None
         if hit is not None:
-            line, head, texts, digest = hit
-            yield EntityLine(line, head, texts, None, digest)
+            raw, head, texts, digest = hit
+            yield EntityLine(raw, head, texts, None, digest)
             continue
         entity = source.entity(inp)
-        line = entity_line(entity)
+        raw = entity_line(entity).encode("utf-8")
         head = {k: v for k, v in entity.items() if k != "subtitles"}
         texts = {t["track_id"]: text_sha256(format_track(s["entries"]))
                  for t, s in zip(inp.tracks, entity["subtitles"])}
-        digest = cache.put(key, line, head, texts) if key is not None else None
-        yield EntityLine(line, head, texts, entity, digest)
+        digest = cache.put(key, raw, head, texts) if key is not None else None
+        yield EntityLine(raw, head, texts, entity, digest)
 
 
 class TrackEntries:
@@ -247,17 +254,66 @@ class TrackEntries:
         return list(zip(part["index"].to_list(), part["timeframe"].to_list(), part["content"].to_list()))
 
     def digest(self, track_id: str) -> bytes:
-        """sha256 of the track's rows (every column :meth:`__call__` reads, in table order) as
-        one Arrow IPC stream: lossless, so other rows give another digest."""
-        if self._spans is not None:
-            start, n = self._spans.get(track_id, (0, 0))
-            part = self._cols.slice(start, n).combine_chunks()
-        else:
-            part = self._part(track_id).to_arrow().combine_chunks()
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, part.schema) as writer:
-            writer.write_table(part)
-        return hashlib.sha256(sink.getvalue()).digest()
+        """sha256 of the track's rows (every column :meth:`__call__` reads, in table order):
+        lossless, so other rows give another digest, and the same whichever chunks of the table
+        hold them (a change in an earlier film moves the spooled batches' boundaries; an Arrow
+        IPC stream of a slice spanning one differs from one of the same rows in one chunk).
+        Per column, its type, the number of rows and the sha256 of its values (fixed-width: their
+        bytes; strings: each one's length, then their bytes), read from the Arrow buffers of the
+        track's slice as they lie; a slice with a null is one Arrow IPC stream of its rows in one
+        chunk instead."""
+        if self._spans is None:
+            return _ipc_digest(self._part(track_id).to_arrow())
+        start, n = self._spans.get(track_id, (0, 0))
+        part = self._cols.slice(start, n)
+        if any(col.null_count for col in part.columns):
+            return _ipc_digest(part)
+        h = hashlib.sha256(b"track-entries/1\0")
+        for name, col in zip(part.column_names, part.columns):
+            h.update(f"{name}\0{col.type}\0{len(col)}\0".encode())
+            if name == "track_id":  # the span is a run of this one value: the value says it all
+                h.update(track_id.encode("utf-8", "surrogatepass") + b"\0")
+            else:
+                h.update(_column_digest(col))
+        return h.digest()
+
+
+def _ipc_digest(table: pa.Table) -> bytes:
+    """sha256 of ``table``'s rows copied into one chunk, as one Arrow IPC stream."""
+    table = pa.Table.from_batches([pa.concat_batches(table.to_batches())] if table.num_rows else [],
+                                  schema=table.schema)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue()).digest()
+
+
+def _column_digest(col: pa.ChunkedArray) -> bytes:
+    """sha256 of a null-free column's values, the same whichever chunks hold them: fixed-width
+    values as their bytes; strings as every value's length (int64) and, apart, their bytes."""
+    import numpy as np
+
+    typ = col.type
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ):
+        lengths, data = hashlib.sha256(), hashlib.sha256()
+        width = np.int64 if pa.types.is_large_string(typ) else np.int32
+        for chunk in col.chunks:
+            if not len(chunk):
+                continue
+            _, off_buf, data_buf = chunk.buffers()
+            offsets = np.frombuffer(off_buf, dtype=width, count=chunk.offset + len(chunk) + 1)[chunk.offset:]
+            lengths.update(np.diff(offsets).astype(np.int64).tobytes())
+            if data_buf is not None:
+                data.update(memoryview(data_buf)[int(offsets[0]):int(offsets[-1])])
+        return lengths.digest() + data.digest()
+    if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)):  # another type: as IPC
+        return _ipc_digest(pa.table({"c": col}))
+    size = typ.bit_width // 8
+    values = hashlib.sha256()
+    for chunk in col.chunks:
+        if len(chunk):
+            values.update(memoryview(chunk.buffers()[1])[chunk.offset * size:(chunk.offset + len(chunk)) * size])
+    return values.digest()
 
 
 _track_entries = TrackEntries

@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cinesub.digests import files_digest
-from cinesub.tmpfiles import write_text_atomic
-from warehouse.gate_cache import KeyedCache
+from warehouse.gate_cache import KeyedCache, write_bytes_atomic
 
 _HERE = Path(__file__).resolve().parent
 _CODE = (_HERE / "entities.py", _HERE / "entity_cache.py")
@@ -49,9 +48,9 @@ class EntityLineCache(KeyedCache):
     def __init__(self, cache_dir: Path | None, cohort: str):
         super().__init__(cache_dir, code_digest() if cache_dir is not None else "", cohort)
 
-    def get(self, key: str) -> tuple[str, dict[str, Any], dict[str, str], str] | None:
-        """(line, head, texts, sha256 of the entry's body) of ``key``, or None (no entry, or an
-        unusable one)."""
+    def get(self, key: str) -> tuple[bytes, dict[str, Any], dict[str, str], str] | None:
+        """(line as its UTF-8 bytes, head, texts, sha256 of the entry's body) of ``key``, or None
+        (no entry, or an unusable one). The line is not decoded: a release writes it as read."""
         got = _read(self.entry(key))
         if got is None:
             self.misses += 1
@@ -59,27 +58,25 @@ class EntityLineCache(KeyedCache):
             self.hits += 1
         return got
 
-    def put(self, key: str, line: str, head: dict[str, Any], texts: dict[str, str]) -> str:
-        """Keep the entry; the sha256 of its body (which holds ``line``)."""
-        body = json.dumps({"head": head, "texts": texts}, ensure_ascii=False) + "\n" + line
-        sha = _sha(body)
-        write_text_atomic(self.entry(key), sha + "\n" + body)
+    def put(self, key: str, line: str | bytes, head: dict[str, Any], texts: dict[str, str]) -> str:
+        """Keep the entry; the sha256 of its body (which holds ``line``, text or its UTF-8 bytes)."""
+        raw = line if isinstance(line, bytes) else line.encode("utf-8")
+        body = json.dumps({"head": head, "texts": texts}, ensure_ascii=False).encode("utf-8") + b"\n" + raw
+        sha = hashlib.sha256(body).hexdigest()
+        write_bytes_atomic(self.entry(key), sha.encode("ascii") + b"\n" + body)
         return sha
 
 
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _read(path: Path) -> tuple[str, dict[str, Any], dict[str, str], str] | None:
+def _read(path: Path) -> tuple[bytes, dict[str, Any], dict[str, str], str] | None:
     """An entry: its body's sha256, then the body — the head and texts as one JSON line, then
-    the entity's line."""
+    the entity's line (returned as bytes: the sha256 vouches for the bytes written, which were
+    UTF-8)."""
     try:
         sha_b, raw = path.read_bytes().split(b"\n", 1)
         sha = sha_b.decode("ascii")
         if sha != hashlib.sha256(raw).hexdigest():  # the bytes hashed as written
             return None
-        meta, line = raw.decode("utf-8").split("\n", 1)
+        meta, line = raw.split(b"\n", 1)
         info = json.loads(meta)
     except (OSError, ValueError):
         return None

@@ -22,14 +22,16 @@ again; entries are written atomically (cinesub/tmpfiles.py).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from cinesub.digests import files_digest
-from cinesub.tmpfiles import write_text_atomic
+from cinesub.tmpfiles import FILE_MODE, mkstemp, write_text_atomic
 
 _HERE = Path(__file__).resolve().parent
 _CODE = (_HERE / "gate_cache.py", _HERE.parent / "validators" / "release_gate.py",
@@ -65,16 +67,18 @@ class EntityGateCache(KeyedCache):
         super().__init__(cache_dir, code_digest() if cache_dir is not None else "",
                          gate.entity_settings() if cache_dir is not None else "")
 
-    def path(self, line: str, digest: str | None = None) -> Path:
+    def path(self, line: str | bytes, digest: str | None = None) -> Path:
         """The entry of ``line``; ``digest``: the sha256 of an entity-cache entry that holds the
         line (warehouse/entity_cache.py: the same entry, the same line), used instead of hashing
         the line again."""
         if digest is not None:
             return self.entry(hashlib.sha256(self.prefix + b"entity-entry\0" + digest.encode()).hexdigest())
-        return self.entry(hashlib.sha256(self.prefix + line.encode("utf-8")).hexdigest())
+        raw = line if isinstance(line, bytes) else line.encode("utf-8")
+        return self.entry(hashlib.sha256(self.prefix + raw).hexdigest())
 
-    def check(self, entity: dict | None, line: str, digest: str | None = None) -> None:
-        """Check ``entity``, whose films.jsonl line (without its newline) is ``line`` (``None``:
+    def check(self, entity: dict | None, line: str | bytes, digest: str | None = None) -> None:
+        """Check ``entity``, whose films.jsonl line (without its newline; text or its UTF-8
+        bytes) is ``line`` (``None``:
         the entity is read from the line when it has to be checked — a line from the entity
         cache, warehouse/entity_cache.py); ``digest``: see :meth:`path`."""
         if self.dir is None:
@@ -89,6 +93,22 @@ class EntityGateCache(KeyedCache):
         self.misses += 1
         outcome = self.gate.check_entity_outcome(json.loads(line) if entity is None else entity)
         write_text_atomic(path, json.dumps(outcome, ensure_ascii=False))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """:func:`cinesub.tmpfiles.write_text_atomic` for bytes: a tagged temporary sibling renamed
+    into place (parents created), so an entry is there whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = mkstemp("write", path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _read(path: Path) -> dict[str, Any] | None:

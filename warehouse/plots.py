@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import io
 import re
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +34,50 @@ _HREF_RE = re.compile(r'href="#([^"]+)"')
 _TAG_RE = re.compile(r"<[^>]*>")  # label text is escaped (&lt; &gt;), so this never enters one
 
 
-@functools.lru_cache(maxsize=None)
+#: the thread :func:`preload` started (None: none, or joined)
+_PRELOAD: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Import matplotlib and what :func:`figure` and :func:`svg_figure` need in a background
+    thread: a release starts it once it knows its data changed, so the import (~0.5 s of Python)
+    overlaps the DuckDB, Parquet and file work that follows, which runs without the GIL. Drawing
+    waits for the thread first (:func:`mpl`); an import that fails there is raised by the
+    drawing's own import. Nothing when matplotlib is already imported or a preload started."""
+    global _PRELOAD
+    if _PRELOAD is not None or _import_matplotlib.cache_info().currsize:
+        return
+
+    def run() -> None:
+        try:
+            _import_matplotlib()
+            import matplotlib.backends.backend_svg  # noqa: F401
+            import matplotlib.figure  # noqa: F401
+        except Exception:  # raised again, where it matters, by the drawing's own import
+            pass
+
+    _PRELOAD = threading.Thread(target=run, name="matplotlib-preload", daemon=True)
+    _PRELOAD.start()
+
+
+def _join_preload() -> None:
+    global _PRELOAD
+    thread = _PRELOAD
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+        _PRELOAD = None
+
+
 def mpl() -> Any:
     """matplotlib with the Agg backend, imported on first use (a release whose figures are all
-    in the figure cache, warehouse/stats_page.py, never imports it)."""
+    in the figure cache, warehouse/stats_page.py, never imports it); after the thread of
+    :func:`preload`, when one was started."""
+    _join_preload()
+    return _import_matplotlib()
+
+
+@functools.lru_cache(maxsize=None)
+def _import_matplotlib() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -67,7 +108,7 @@ def plot_text(value: Any) -> str:
 
 
 def figure(width: float, height: float) -> Figure:
-    mpl()
+    mpl()  # (waits for the preload)
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=100)

@@ -19,6 +19,7 @@ changed or removed. Unchanged data → no new release (the build says which one 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -189,6 +190,7 @@ def publish(
     from warehouse.gate_cache import EntityGateCache
     from warehouse.gate_report import write_gate_report
     from warehouse.hf_card import render_card
+    from warehouse.plots import preload as preload_plots
     from warehouse.registry import assign_and_record_splits, assign_ids, seed_from_published
     from warehouse.stats import ENTITY_STAT_FIELDS, compute_stats, write_stats
     from warehouse.stats_page import render_stats_page
@@ -225,6 +227,7 @@ def publish(
         writer.write_tables(public)
         if writer.unchanged(public, same_table_set=False):
             return {"version": prev, "path": str(prev_dir), "new": False, "kind": None, "counts": counts}
+        preload_plots()  # matplotlib imported in a thread beside the work below (figures are drawn at the end)
         kind = change_kind_from_tables(prev_dir, public) if prev_dir is not None else "major"
         version = writer.next_version(kind)
         # the data tables go into the database while the entities, gate and statistics are made
@@ -239,20 +242,25 @@ def publish(
         n_entities = 0
         for_stats = []  # the entity fields the statistics read (warehouse/stats.py entity_tables)
         track_texts: dict[str, str] = {}  # the tracks' counted texts, by sha256 (warehouse/tokens.py)
-        with open(writer.add("films.jsonl"), "w", encoding="utf-8") as fh:
-            for line, head, texts, entity, digest in film_entity_lines(state_con, tables, countries, entity_cache):
-                checker.check(entity, line, digest)
-                fh.write(line + "\n")
+        jsonl = hashlib.sha256()  # the file's sha256 as written (the manifest's; not read back)
+        with open(writer.add("films.jsonl"), "wb") as fh:
+            for raw, head, texts, entity, digest in film_entity_lines(state_con, tables, countries, entity_cache):
+                checker.check(entity, raw, digest)
+                fh.write(raw)
+                fh.write(b"\n")
+                jsonl.update(raw)
+                jsonl.update(b"\n")
                 for_stats.append({k: head[k] for k in ENTITY_STAT_FIELDS if k in head})
                 track_texts.update(texts)
                 n_entities += 1
+            size = fh.tell()
         gate.end_tables()
         if not gate.passed():
             out = (reports_dir or releases_dir.parent / "reports") / "release-gate" / version
             out.mkdir(parents=True, exist_ok=True)
             report = write_gate_report(gate.summary(), gate.failures(), out)
             raise ReleaseBlocked(report, gate.summary())
-        writer.files["films.jsonl"]["rows"] = n_entities
+        writer.files["films.jsonl"].update(rows=n_entities, sha256=jsonl.hexdigest(), size=size)
         writer.add("films.schema.json").write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
 
         known_tokens = dict(state_con.execute(  # the cohort stage's counts (sql/state_schema.sql token_counts)

@@ -134,6 +134,82 @@ def entity_tables(source: str | Path | Iterable[Mapping[str, Any]]) -> dict[str,
     }
 
 
+#: the schema of :func:`covered_table` (``track_covered`` of sql/release_stats.sql)
+COVERED_SCHEMA = pa.schema([("track_id", pa.string()), ("covered_ms", pa.int64())])
+
+
+def covered_table(entries: pa.Table) -> pa.Table:
+    """``(track_id, covered_ms)`` in track_id order: per track with at least one non-empty
+    entry, the length of the union of its entries' ``[start_ms, end_ms)`` intervals (empty and
+    inverted ones left out) — validators.duration_audit.covered_ms, the release statistics'
+    ``stat_covered``. One vectorised pass instead of a SQL window over every entry: in start
+    order within a track, an interval adds what reaches past the furthest end of those before it
+    (all of which start no later, so the union after its start is one block; ties in any order
+    give the same sum). A release's entries hold each track's rows together, by start; a table
+    whose tracks are not contiguous is grouped by track first (same result). Integer sums: exact."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    n = entries.num_rows
+    tid = entries.column("track_id")
+    if not n:
+        return COVERED_SCHEMA.empty_table()
+    tid = tid.combine_chunks() if tid.num_chunks != 1 else tid.chunk(0)
+    if n > 1:
+        change = np.r_[True, pc.not_equal(tid.slice(1), tid.slice(0, n - 1)).fill_null(True)
+                       .to_numpy(zero_copy_only=False)]
+    else:
+        change = np.ones(1, dtype=bool)
+    if tid.null_count or int(change.sum()) != pc.count_distinct(tid).as_py():  # a track's rows apart
+        return _covered_grouped(entries)
+    start = pc.fill_null(entries.column("start_ms"), 0).to_numpy().astype(np.int64, copy=False)
+    end = pc.fill_null(entries.column("end_ms"), 0).to_numpy().astype(np.int64, copy=False)
+    run = np.cumsum(change) - 1
+    keep = end > start  # (SQL: WHERE end_ms > start_ms; a null compares as false)
+    if entries.column("start_ms").null_count or entries.column("end_ms").null_count:
+        keep &= ~(entries.column("start_ms").is_null().to_numpy(zero_copy_only=False)
+                  | entries.column("end_ms").is_null().to_numpy(zero_copy_only=False))
+    rows = np.flatnonzero(keep)
+    if not len(rows):
+        return COVERED_SCHEMA.empty_table()
+    run, start, end = run[rows], start[rows], end[rows]
+    if not bool(np.all((np.diff(start) >= 0) | (np.diff(run) != 0))):  # by start within each track
+        order = np.lexsort((start, run))
+        run, start, end, rows = run[order], start[order], end[order], rows[order]
+    lo = min(int(start.min()), 0)
+    span = int(end.max()) - lo + 1
+    if span * (int(run[-1]) + 1) >= 2 ** 62:  # the runs' offsets would overflow
+        return _covered_grouped(entries)
+    # each run shifted past the previous one's values: one running maximum never crosses a run,
+    # and a run's first interval finds nothing before it (the previous run ends lower)
+    shift = run * span - lo
+    start, end = start + shift, end + shift
+    before = np.empty_like(end)
+    before[0] = start[0]
+    np.maximum.accumulate(end[:-1], out=before[1:])
+    added = np.maximum(0, end - np.maximum(start, before))
+    firsts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+    out = pa.table({"track_id": tid.take(pa.array(rows[firsts])).cast(pa.string()),
+                    "covered_ms": pa.array(np.add.reduceat(added, firsts), pa.int64())}, schema=COVERED_SCHEMA)
+    return out.take(pc.sort_indices(out, [("track_id", "ascending")]))
+
+
+def _covered_grouped(entries: pa.Table) -> pa.Table:
+    """:func:`covered_table` for any order of rows (a window per track in polars)."""
+    import polars as pl
+
+    df = pl.from_arrow(entries.select(["track_id", "start_ms", "end_ms"]))
+    assert isinstance(df, pl.DataFrame)
+    df = df.filter(pl.col("end_ms") > pl.col("start_ms")).with_columns(
+        pl.col("start_ms").cast(pl.Int64), pl.col("end_ms").cast(pl.Int64)).sort(["track_id", "start_ms"])
+    reach = pl.col("end_ms").cum_max().shift(1).over("track_id")
+    out = df.with_columns(
+        (pl.col("end_ms") - pl.max_horizontal(pl.col("start_ms"), reach.fill_null(pl.col("start_ms"))))
+        .clip(lower_bound=0).alias("c")).group_by("track_id").agg(pl.col("c").sum().cast(pl.Int64)).sort("track_id")
+    return pa.table({"track_id": out["track_id"].cast(pl.Utf8).to_arrow().cast(pa.string()),
+                     "covered_ms": out["c"].to_arrow().cast(pa.int64())}, schema=COVERED_SCHEMA)
+
+
 def _ordinal_table(column: str, values: Sequence[str]) -> pa.Table:
     return pa.table({column: list(values), "ord": list(range(len(values)))},
                     schema=pa.schema([(column, pa.string()), ("ord", pa.int32())]))
@@ -217,6 +293,7 @@ def compute_stats(
         for name, schema in _EMPTY.items():
             con.register(name, tables[name] if name in tables else schema.empty_table())
         con.register("track_tokens", tokens)
+        con.register("track_covered", covered_table(tables["entries"]))
         for name, table in ent.items():
             con.register(name, table)
         con.register("stat_languages", _ordinal_table("language", languages))

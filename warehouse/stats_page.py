@@ -302,6 +302,25 @@ FIGURES: dict[str, tuple[Any, str, str, tuple[str, ...]]] = {
 }
 
 
+#: Figures that read only some columns of a table they declare: figure key → {table: columns}.
+#: The drawer is handed just these columns (another one is a KeyError), and only they key its
+#: cached SVG, so a figure is not drawn again when another column of the table changed (``core``
+#: counts the entries, which every changed track changes; the genre and runtime plots read only
+#: its film count and runtimes).
+FIGURE_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
+    "fig-genres": {"core": ("films",)},
+    "fig-runtimes": {"core": ("runtime_median", "runtime_max")},
+}
+
+
+def figure_tables(key: str, stats: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
+    """The inputs of the figure ``key``: the tables :data:`FIGURES` declares for it (those
+    present in ``stats``), cut to the columns of :data:`FIGURE_COLUMNS`."""
+    cols = FIGURE_COLUMNS.get(key, {})
+    return {name: stats[name].select(list(cols[name])) if name in cols else stats[name]
+            for name in FIGURES[key][3] if name in stats}
+
+
 def _code_digest() -> str:
     """What the figures' pixels depend on besides their tables: this module, warehouse/plots.py
     and the matplotlib version."""
@@ -330,10 +349,10 @@ def render_figures(stats: Mapping[str, pa.Table], cache_dir: Path | None = None)
     bytes, module docstring), so a rebuild redraws only the figures whose data changed."""
     out: dict[str, list[dict[str, Any]]] = {}
     code = _code_digest() if cache_dir is not None else ""
-    for key, (draw, section, caption, reads) in FIGURES.items():
+    for key, (draw, section, caption, _reads) in FIGURES.items():
         if section not in stats:
             continue
-        tables = {name: stats[name] for name in reads if name in stats}
+        tables = figure_tables(key, stats)
         cached = cache_dir / f"{_figure_digest(code, key, tables)}.svg" if cache_dir is not None else None
         svg = cached.read_text(encoding="utf-8") if cached is not None and cached.is_file() else None
         if svg is None:

@@ -131,18 +131,30 @@ def count_track_tokens(entries_table: pa.Table | pl.DataFrame, *, encoding: str 
     :func:`format_track` of its entries in release order: the film entities' ``entries`` arrays,
     warehouse/entities.py): a track found there whose count is ``known`` is not formatted again.
     """
-    df = entries_table if isinstance(entries_table, pl.DataFrame) else pl.from_arrow(entries_table)
-    assert isinstance(df, pl.DataFrame)
-    missing = [c for c in ENTRY_COLUMNS if c not in df.columns]
+    names = entries_table.columns if isinstance(entries_table, pl.DataFrame) else entries_table.column_names
+    missing = [c for c in ENTRY_COLUMNS if c not in names]
     if missing:
         raise ValueError(f"entries table lacks columns {missing}")
     if known is None:
         load_encoding(encoding)  # fail fast, before any formatting work
     known = known or {}
-    df = df.select(ENTRY_COLUMNS)
     counts: dict[str, int] = {}
     all_ids: list[str] | None = None
-    if texts and known:
+    if texts and known and not isinstance(entries_table, pl.DataFrame) and not entries_table.column("track_id").null_count:
+        # the track ids alone first: only the rows of tracks still to count become a DataFrame
+        import pyarrow.compute as pc
+
+        ids_col = entries_table.column("track_id")
+        all_ids = sorted(t for t in pc.unique(ids_col).to_pylist())
+        counts = {t: int(known[texts[t]]) for t in all_ids if t in texts and texts[t] in known}
+        if counts:
+            entries_table = entries_table.filter(pc.invert(pc.is_in(ids_col, value_set=pa.array(list(counts),
+                                                                                           ids_col.type))))
+    df = entries_table if isinstance(entries_table, pl.DataFrame) else pl.from_arrow(
+        entries_table.select(list(ENTRY_COLUMNS)))
+    assert isinstance(df, pl.DataFrame)
+    df = df.select(ENTRY_COLUMNS)
+    if texts and known and all_ids is None:
         all_ids = df["track_id"].unique().sort().to_list()
         counts = {t: int(known[texts[t]]) for t in all_ids if t in texts and texts[t] in known}
         if counts:  # only the tracks still to count are sorted and formatted

@@ -27,6 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from flows.kernel_context import RunContext
+from cinesub.state import transaction
 from flows.stages.hollywood.common import PDStage, copy_select, file_digest, flush_rows, replace_rows
 
 #: bootstrap resamples and seed of the evaluation intervals
@@ -122,9 +123,61 @@ def citymap_table(path: Path | None) -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
+#: result of the aggregation (validators.boxoffice_ranking.OUTPUTS) → the state table it fills
+OUTPUT_TABLES = {"weekly": "pd_weekly", "yearly": "pd_yearly", "top100": "pd_top100", "excluded": "pd_excluded",
+                 "unknown_cities": "pd_unknown_cities"}
+
+#: pd_unknown_cities after the per-year aggregation: one row per city (sql/boxoffice_weekly.sql
+#: ``bo_unknown_cities`` over all years)
+UNKNOWN_CITIES_MERGED = """SELECT city, sum(n_tuples)::BIGINT AS n_tuples, sum(n_last_week)::BIGINT AS n_last_week,
+       min(first_issue) AS first_issue, max(last_issue) AS last_issue
+FROM pd_unknown_cities GROUP BY city ORDER BY n_tuples DESC, city"""
+
+
+#: tuples the aggregation reads at a time, in whole issue years: years are packed into a chunk
+#: while it stays within this many (a year of Variety is ≈24,000 tuples at the paper's 1.4M for
+#: 1922–1979, so one year a chunk; a chunk's classified tuples are held as a TEMP table)
+AGGREGATE_CHUNK_TUPLES = 10_000
+
+
+def year_chunks(counts: list[tuple[int | None, int]], limit: int) -> list[str]:
+    """``WHERE`` conditions on ``issue_date`` that cover ``counts`` (``(issue year or None,
+    tuples)`` in year order) in runs of consecutive years of at most ``limit`` tuples (a year
+    above it alone); tuples without a date are a chunk of their own."""
+    out: list[str] = []
+    run: list[int] = []
+    size = 0
+
+    def close() -> None:
+        if run:
+            out.append(f"issue_date >= DATE '{run[0]:04d}-01-01' AND issue_date < DATE '{run[-1] + 1:04d}-01-01'")
+        run.clear()
+
+    for year, n in counts:
+        if year is None:
+            continue
+        if run and (size + n > limit or year != run[-1] + 1):
+            close()
+            size = 0
+        run.append(int(year))
+        size += n
+    close()
+    if any(year is None for year, _ in counts):
+        out.append("issue_date IS NULL")
+    return out
+
+
+def append_select(con: duckdb.DuckDBPyConnection, table: str, query: str) -> int:
+    """Append the rows of ``query`` (columns named as ``table``'s) to ``table`` in DuckDB, in one
+    transaction; returns the number of rows inserted."""
+    with transaction(con):
+        names = ", ".join(f'"{r[0]}"' for r in con.execute(f"DESCRIBE ({query})").fetchall())
+        return con.execute(f'INSERT INTO "{table}" ({names}) SELECT {names} FROM ({query})').fetchone()[0]
+
+
 class VarietyAggregateStage(PDStage):
     name = "variety-aggregate"
-    version = "1"
+    version = "2"  # 2: one issue year at a time (issue 17)
     reads = ("pd_tuples", "pd_aliases")
     writes = ("pd_weekly", "pd_yearly", "pd_top100", "pd_excluded", "pd_unknown_cities")
 
@@ -137,14 +190,35 @@ class VarietyAggregateStage(PDStage):
         from validators.boxoffice_ranking import Sql, define_views, output_query, reason_counts
 
         primary = ctx.primary_extractor
+        hs = ctx.settings.hollywood
         # the tuples and aliases are read in place by DuckDB (sql/boxoffice_state_inputs.sql) and
         # the results copied with INSERT … SELECT: no tuple passes through Python (issue 17)
         con.execute(render_sql("boxoffice_state_inputs.sql", extractor=primary))
-        define_views(con, Sql("bo_state_tuples"), citymap_table(ctx.settings.hollywood.citymap_path),
-                     Sql("bo_state_aliases"), top_n=ctx.settings.hollywood.top_n)
-        n = {name: copy_select(con, table, output_query(name))
-             for name, table in (("weekly", "pd_weekly"), ("yearly", "pd_yearly"), ("top100", "pd_top100"),
-                                 ("excluded", "pd_excluded"), ("unknown_cities", "pd_unknown_cities"))}
+        citymap = citymap_table(hs.citymap_path)
+        # whole issue years at a time (AGGREGATE_CHUNK_TUPLES): every rule of the
+        # aggregation holds within a year (pages, weeks, the year's aliases, the yearly ranking),
+        # so DuckDB holds a chunk's tuples, not all of them (issue 17: the 1.4M tuples of
+        # 1922–1979 at once took this stage ≈0.35 GB above its start; by chunks of years, bounded)
+        counts = con.execute("SELECT year(issue_date), count(*) FROM bo_state_tuples GROUP BY 1 ORDER BY 1 NULLS LAST"
+                             ).fetchall()
+        n = dict.fromkeys(OUTPUT_TABLES, 0)
+        for table in OUTPUT_TABLES.values():
+            copy_select(con, table, None)
+        for where in year_chunks(counts, AGGREGATE_CHUNK_TUPLES):
+            # the chunk's tuples once (a date range: DuckDB skips the row groups of other years),
+            # then the five results from them
+            con.execute(f"CREATE OR REPLACE TEMP TABLE bo_chunk_tuples AS SELECT * FROM bo_state_tuples WHERE {where}")
+            define_views(con, Sql("bo_chunk_tuples"), citymap, Sql("bo_state_aliases"), top_n=hs.top_n,
+                         materialize=True)
+            for name, table in OUTPUT_TABLES.items():
+                n[name] += append_select(con, table, output_query(name))
+            flush_rows(con)
+        con.execute("DROP TABLE IF EXISTS bo_chunk_tuples")
+        con.execute("DROP TABLE IF EXISTS _bo_classified_rows")
+        # a city unknown in several years: one row, its counts summed over them
+        con.execute(f"CREATE OR REPLACE TEMP TABLE bo_unknown_merged AS {UNKNOWN_CITIES_MERGED}")
+        n["unknown_cities"] = copy_select(con, "pd_unknown_cities", "SELECT * FROM bo_unknown_merged")
+        con.execute("DROP TABLE bo_unknown_merged")
         flush_rows(con)
         n_tuples = con.execute("SELECT count(*) FROM pd_tuples WHERE extractor = ?", [primary]).fetchone()[0]
         excluded = reason_counts(con.execute("SELECT reason, count(*) FROM pd_excluded GROUP BY ALL").fetchall())

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,7 +31,7 @@ from cinesub.rawstore import RawStore
 from cinesub.settings import Settings
 from flows.env import file_digest  # noqa: F401  (the stages' input-file digest)
 from flows.kernel_context import RunContext, Stage
-from cinesub.state import checkpoint, connect, init_state
+from cinesub.state import checkpoint, connect, init_state, memory_limit
 
 #: bump when the meaning of the Hollywood state tables changes (reruns every stage)
 PD_SCHEMA_VERSION = "1"
@@ -64,6 +64,7 @@ def hollywood_config_hash(settings: Settings, *, with_as_of: bool = True) -> str
     settings are hashed by path here and by content in the stages that read them). Stages that
     do not depend on the status date hash without ``as_of``."""
     data = settings.hollywood.model_dump(mode="json")
+    data.pop("state_memory_limit", None)  # how much memory DuckDB may use changes no output
     if not with_as_of:
         data.pop("as_of", None)
     data["_schema"] = PD_SCHEMA_VERSION
@@ -87,7 +88,19 @@ class PDStage(Stage):
         return hollywood_config_hash(ctx.settings, with_as_of=self.uses_as_of)
 
     def open_state(self, ctx: RunContext) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
-        return pd_connect(pd_state_db(ctx.settings))
+        return pd_stage_connect(pd_state_db(ctx.settings), ctx.settings.hollywood.state_memory_limit)
+
+
+@contextlib.contextmanager
+def pd_stage_connect(path: Path, limit: str | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The Hollywood state DB as a stage opens it: :func:`pd_connect` with DuckDB's
+    ``memory_limit`` at ``limit`` (``hollywood.state_memory_limit``) while the stage runs. Without
+    a limit DuckDB keeps the table blocks a stage read or wrote cached up to 80 % of RAM, so the
+    process's memory grew with the items of a build (issue 17: 52 → 208 weekly issues, ≈+10 MiB
+    in every phase); with it, beyond the limit DuckDB evicts cached blocks and spills large
+    operators to ``<db>.tmp``."""
+    with pd_connect(path) as con, memory_limit(con, limit):
+        yield con
 
 
 # --------------------------------------------------------------------------------------------
