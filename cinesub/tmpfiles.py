@@ -117,13 +117,18 @@ def make_public(root: Path) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (UTF-8): :func:`write_bytes_atomic`."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write ``path`` whole or not at all: a tagged temporary sibling (:func:`mkstemp`, swept when
     its writer died) renamed into place. Parents are created."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = mkstemp("write", path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:

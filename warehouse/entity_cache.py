@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from cinesub.digests import files_digest
-from warehouse.gate_cache import KeyedCache, write_bytes_atomic
+from cinesub.tmpfiles import write_bytes_atomic
+from warehouse.gate_cache import KeyedCache
 
 _HERE = Path(__file__).resolve().parent
 _CODE = (_HERE / "entities.py", _HERE / "entity_cache.py")

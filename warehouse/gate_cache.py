@@ -22,16 +22,14 @@ again; entries are written atomically (cinesub/tmpfiles.py).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from cinesub.digests import files_digest
-from cinesub.tmpfiles import FILE_MODE, mkstemp, write_text_atomic
+from cinesub.tmpfiles import write_text_atomic
 
 _HERE = Path(__file__).resolve().parent
 _CODE = (_HERE / "gate_cache.py", _HERE.parent / "validators" / "release_gate.py",
@@ -93,22 +91,6 @@ class EntityGateCache(KeyedCache):
         self.misses += 1
         outcome = self.gate.check_entity_outcome(json.loads(line) if entity is None else entity)
         write_text_atomic(path, json.dumps(outcome, ensure_ascii=False))
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """:func:`cinesub.tmpfiles.write_text_atomic` for bytes: a tagged temporary sibling renamed
-    into place (parents created), so an entry is there whole or not at all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = mkstemp("write", path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _read(path: Path) -> dict[str, Any] | None:
