@@ -27,7 +27,6 @@ import duckdb
 import pyarrow as pa
 
 from flows.kernel_context import RunContext
-from cinesub.state import transaction
 from flows.stages.hollywood.common import PDStage, copy_select, file_digest, flush_rows, replace_rows
 
 #: bootstrap resamples and seed of the evaluation intervals
@@ -167,14 +166,6 @@ def year_chunks(counts: list[tuple[int | None, int]], limit: int) -> list[str]:
     return out
 
 
-def append_select(con: duckdb.DuckDBPyConnection, table: str, query: str) -> int:
-    """Append the rows of ``query`` (columns named as ``table``'s) to ``table`` in DuckDB, in one
-    transaction; returns the number of rows inserted."""
-    with transaction(con):
-        names = ", ".join(f'"{r[0]}"' for r in con.execute(f"DESCRIBE ({query})").fetchall())
-        return con.execute(f'INSERT INTO "{table}" ({names}) SELECT {names} FROM ({query})').fetchone()[0]
-
-
 class VarietyAggregateStage(PDStage):
     name = "variety-aggregate"
     version = "2"  # 2: one issue year at a time (issue 17)
@@ -211,7 +202,7 @@ class VarietyAggregateStage(PDStage):
             define_views(con, Sql("bo_chunk_tuples"), citymap, Sql("bo_state_aliases"), top_n=hs.top_n,
                          materialize=True)
             for name, table in OUTPUT_TABLES.items():
-                n[name] += append_select(con, table, output_query(name))
+                n[name] += copy_select(con, table, output_query(name), append=True)
             flush_rows(con)
         con.execute("DROP TABLE IF EXISTS bo_chunk_tuples")
         con.execute("DROP TABLE IF EXISTS _bo_classified_rows")

@@ -198,13 +198,15 @@ def copy_arrow(con: duckdb.DuckDBPyConnection, table: str, data: pa.Table | None
         con.unregister("_pd_arrow")
 
 
-def copy_select(con: duckdb.DuckDBPyConnection, table: str, query: str | None, where: str | None = None) -> int:
-    """Replace ``table`` (or its rows matching ``where``) by the rows of ``query`` (a ``SELECT``
-    on ``con`` whose columns are named as ``table``'s), inserted in DuckDB — nothing passes through
-    Python — in one transaction; returns the number of rows inserted."""
+def copy_select(con: duckdb.DuckDBPyConnection, table: str, query: str | None, where: str | None = None, *,
+                append: bool = False) -> int:
+    """Replace ``table`` (or its rows matching ``where``; with ``append``, nothing) by the rows of
+    ``query`` (a ``SELECT`` on ``con`` whose columns are named as ``table``'s), inserted in DuckDB —
+    nothing passes through Python — in one transaction; returns the number of rows inserted."""
     con.execute("BEGIN")
     try:
-        con.execute(f'DELETE FROM "{table}"' + (f" WHERE {where}" if where else ""))
+        if not append:
+            con.execute(f'DELETE FROM "{table}"' + (f" WHERE {where}" if where else ""))
         n = 0
         if query is not None:
             names = ", ".join(f'"{r[0]}"' for r in con.execute(f"DESCRIBE ({query})").fetchall())
