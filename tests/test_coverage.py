@@ -7,7 +7,6 @@ import os
 import random
 import subprocess
 import sys
-from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 # --------------------------------------------------------------------------------------------
-# an independent reference: sets, itertools.combinations, no bitsets, no pruning
+# an independent reference: sets, every subset visited, no bitsets, no pruning
 # --------------------------------------------------------------------------------------------
 def _per_film(pairs):
     films: dict[str, set[str]] = {}
@@ -38,21 +37,29 @@ def reference(pairs, pool=None, ks=None, require=(), min_films=0):
     ranked = sorted(freq, key=lambda a: (-freq[a], a))
     chosen = set(ranked if pool is None else ranked[:pool]) | set(require)
     ks = range(1, len(chosen) + 1) if ks is None else ks
-    holders = {a: {f for f, attrs in films.items() if a in attrs} for a in chosen}
-    out = {}
-    for k in ks:
-        best = None
-        for combo in combinations(sorted(chosen), k):
-            if not set(require) <= set(combo):
-                continue
-            m = len(set.intersection(*(holders[a] for a in combo)))
-            if m < min_films:
-                continue
-            key = (-k * m, -m, list(combo))
-            if best is None or key < best[0]:
-                best = (key, {"attributes": list(combo), "films": m, "score": k * m})
-        out[k] = None if best is None else best[1]
-    return out
+    # exhaustive: every subset of the chosen attributes, depth first, its films the intersection of
+    # its parent's with one more attribute's set; the best of each size is the least
+    # (-k*m, -m, sorted names), whatever the order the subsets come in
+    names = sorted(chosen)
+    holders = [frozenset(f for f, attrs in films.items() if a in attrs) for a in names]
+    wanted, required = set(ks), set(require)
+    best: dict[int, tuple] = {}
+    deepest = max(wanted, default=0)
+
+    def visit(start: int, combo: list[str], inter: frozenset) -> None:
+        for i in range(start, len(names)):
+            c, x = [*combo, names[i]], inter & holders[i]
+            k = len(c)
+            if k in wanted and required <= set(c):
+                m = len(x)
+                key = (-k * m, -m, c)
+                if m >= min_films and (k not in best or key < best[k][0]):
+                    best[k] = (key, {"attributes": c, "films": m, "score": k * m})
+            if k < deepest:
+                visit(i + 1, c, x)
+
+    visit(0, [], frozenset(films))
+    return {k: best[k][1] if k in best else None for k in ks}
 
 
 def random_instance(rng: random.Random, n_attr: int, n_films: int):
